@@ -1,0 +1,112 @@
+//! `drape headless`: the identical simulation schedule with no window and no GPU, stepped one fixed step per
+//! frame, summarised as one JSON object. Tests, benchmarks and scripts use this.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use serde::Serialize;
+
+use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
+use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
+use crate::sim::collide::Collider;
+use crate::sim::{ClothSimPlugin, SimClock, StageTimings, metrics};
+
+/// What `drape headless` prints.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HeadlessReport {
+    pub preset: String,
+    pub frames: u32,
+    /// Simulated seconds.
+    pub sim_time: f32,
+    pub particles: usize,
+    /// Internal constraints: stretch + bending.
+    pub constraints: usize,
+    pub triangles: usize,
+    pub torn_edges: usize,
+    /// Collision constraints generated in the last substep.
+    pub contacts: usize,
+    /// max over stretch constraints of |l/l0 − 1|.
+    pub max_stretch: f32,
+    /// ½ Σ m v², joules.
+    pub kinetic_energy: f32,
+    /// Whether all positions are finite.
+    pub finite: bool,
+    /// Smallest signed distance of any particle to any collider surface (negative = inside), metres.
+    pub min_collider_distance: f32,
+    /// Mean wall time of the simulation per frame, milliseconds.
+    pub ms_per_frame: f64,
+    /// Stage name → mean milliseconds per frame.
+    pub stage_ms: BTreeMap<String, f64>,
+}
+
+/// An App with the simulation and scene plugins and no window, with `desc` loaded (or its error in
+/// [`SceneStatus`]). Every further `update()` advances exactly one fixed step.
+pub fn headless_app(desc: SceneDesc) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, ClothSimPlugin, ScenePlugin));
+    let rate = desc.params.sanitized().rate_hz;
+    app.insert_resource(Time::<Fixed>::from_hz(rate as f64));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / rate as f64)));
+    app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
+    app.finish();
+    app.cleanup();
+    // Bevy's first update has a zero time delta: it loads the scene and runs no step.
+    app.update();
+    app
+}
+
+/// Runs `desc` for `frames` fixed steps and reports on the result; fails if the scene does not build.
+pub fn run(desc: SceneDesc, frames: u32) -> Result<HeadlessReport, String> {
+    let name = desc.name.clone();
+    let mut app = headless_app(desc);
+    if let Some(e) = &app.world().resource::<SceneStatus>().error {
+        return Err(e.clone());
+    }
+    for _ in 0..frames {
+        app.update();
+    }
+    Ok(report(app.world_mut(), &name, frames))
+}
+
+/// Measures the world's cloths now.
+pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
+    let shapes: Vec<_> = world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.world_shape(t)).collect();
+    let mut r = HeadlessReport {
+        preset: preset.to_string(),
+        frames,
+        sim_time: world.resource::<SimClock>().time,
+        particles: 0,
+        constraints: 0,
+        triangles: 0,
+        torn_edges: 0,
+        contacts: 0,
+        max_stretch: 0.0,
+        kinetic_energy: 0.0,
+        finite: true,
+        min_collider_distance: f32::INFINITY,
+        ms_per_frame: 0.0,
+        stage_ms: BTreeMap::new(),
+    };
+    let mut cloths =
+        world.query::<(&Particles, &StretchConstraints, &BendConstraints, &Contacts, &crate::sim::cloth::ClothMesh)>();
+    for (particles, stretch, bend, contacts, mesh) in cloths.iter(world) {
+        r.particles += particles.len();
+        r.constraints += stretch.edges.len() + bend.quads.len();
+        r.triangles += mesh.triangles.len();
+        r.contacts += contacts.0.len();
+        r.max_stretch = r.max_stretch.max(metrics::max_stretch(&particles.x, &stretch.edges, &stretch.rest_length));
+        r.kinetic_energy += metrics::kinetic_energy(&particles.v, &particles.mass);
+        r.finite &= metrics::all_finite(&particles.x);
+        for shape in &shapes {
+            for x in &particles.x {
+                r.min_collider_distance = r.min_collider_distance.min(shape.signed_distance(*x));
+            }
+        }
+    }
+    let timings = world.resource::<StageTimings>();
+    r.ms_per_frame = timings.mean_step_ms();
+    r.stage_ms = timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();
+    r
+}

@@ -1,0 +1,27 @@
+//! Keyboard shortcuts: Space pauses/resumes, `.` runs one step while paused, R resets the scene.
+
+use bevy::prelude::*;
+
+use crate::scene::{ActiveScene, SceneRequest};
+use crate::sim::SimControl;
+
+/// The shortcut table shown in the panel.
+pub const SHORTCUTS: [(&str, &str); 3] =
+    [("Space", "pause / resume"), (".", "one step while paused"), ("R", "reset scene")];
+
+pub fn shortcuts(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut control: ResMut<SimControl>,
+    mut request: ResMut<SceneRequest>,
+    active: Res<ActiveScene>,
+) {
+    if keys.just_pressed(KeyCode::Space) {
+        control.paused = !control.paused;
+    }
+    if keys.just_pressed(KeyCode::Period) && control.paused {
+        control.step_requests += 1;
+    }
+    if keys.just_pressed(KeyCode::KeyR) {
+        request.0 = Some(active.0.clone());
+    }
+}

@@ -1,0 +1,90 @@
+//! The `drape` command: the window app (default), `headless`, and later `bench`. Parses arguments, builds the
+//! App, nothing else.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use drape::scene::{builtin, desc::SceneDesc};
+use drape::window::{ScreenshotPlan, window_app};
+
+#[derive(Parser, Debug)]
+#[command(name = "drape", version, about = "Real-time Position Based Dynamics cloth you can grab")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Scene to open.
+    #[arg(long, default_value = "hanging_sheet")]
+    preset: String,
+    /// Save a PNG of the window after `--frames` frames, then exit.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    #[arg(long, default_value_t = 60)]
+    frames: u32,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scene with no window and print a JSON report on stdout.
+    Headless {
+        #[arg(long, default_value = "hanging_sheet")]
+        preset: String,
+        /// Fixed steps to simulate.
+        #[arg(long, default_value_t = 600)]
+        frames: u32,
+        /// Override the scene's solver iterations.
+        #[arg(long)]
+        iterations: Option<u32>,
+        /// Override the scene's substeps.
+        #[arg(long)]
+        substeps: Option<u32>,
+    },
+}
+
+fn load(name: &str) -> Result<SceneDesc, String> {
+    builtin::by_name(name).ok_or_else(|| format!("unknown scene '{name}'; known scenes: {}", builtin::NAMES.join(", ")))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Headless { preset, frames, iterations, substeps }) => {
+            let desc = load(&preset).map(|mut desc| {
+                desc.params.iterations = iterations.unwrap_or(desc.params.iterations);
+                desc.params.substeps = substeps.unwrap_or(desc.params.substeps);
+                desc
+            });
+            match desc.and_then(|desc| drape::headless::run(desc, frames)) {
+                Ok(report) => match serde_json::to_string_pretty(&report) {
+                    Ok(json) => {
+                        println!("{json}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("drape: {e}");
+                        ExitCode::FAILURE
+                    }
+                },
+                Err(e) => {
+                    eprintln!("drape: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        None => {
+            let desc = match load(&cli.preset) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("drape: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let plan = cli.screenshot.map(|path| ScreenshotPlan::new(path, cli.frames));
+            match window_app(desc, plan).run() {
+                bevy::app::AppExit::Success => ExitCode::SUCCESS,
+                bevy::app::AppExit::Error(code) => ExitCode::from(code.get()),
+            }
+        }
+    }
+}

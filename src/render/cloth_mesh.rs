@@ -1,0 +1,85 @@
+//! The cloth's render mesh: built once from the cloth's triangles, then updated in place every frame from the
+//! particle positions (positions and area-weighted normals, no new allocation). If the particle count changed
+//! (tearing) the mesh is rebuilt.
+
+use std::time::Instant;
+
+use bevy::asset::RenderAssetUsages;
+use bevy::mesh::{Indices, PrimitiveTopology, VertexAttributeValues};
+use bevy::prelude::*;
+
+use crate::sim::StageTimings;
+use crate::sim::cloth::{ClothMesh, Particles};
+
+/// Writes area-weighted vertex normals of the surface `x`, `triangles` into `normals` (same length as `x`).
+pub fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3]]) {
+    normals.fill([0.0; 3]);
+    for t in triangles {
+        let [a, b, c] = t.map(|i| i as usize);
+        let n = (x[b] - x[a]).cross(x[c] - x[a]);
+        for i in [a, b, c] {
+            normals[i] = (Vec3::from(normals[i]) + n).into();
+        }
+    }
+    for n in normals.iter_mut() {
+        *n = Vec3::from(*n).normalize_or(Vec3::Y).into();
+    }
+}
+
+/// A new render mesh for a cloth.
+pub fn build_mesh(particles: &Particles, mesh: &ClothMesh) -> Mesh {
+    let positions: Vec<[f32; 3]> = particles.x.iter().map(|p| p.to_array()).collect();
+    let mut normals = vec![[0.0; 3]; positions.len()];
+    vertex_normals(&particles.x, &mesh.triangles, &mut normals);
+    let uvs = if mesh.uvs.len() == positions.len() { mesh.uvs.clone() } else { vec![[0.0; 2]; positions.len()] };
+    Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
+        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+        .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, normals)
+        .with_inserted_attribute(Mesh::ATTRIBUTE_UV_0, uvs)
+        .with_inserted_indices(Indices::U32(mesh.triangles.iter().flatten().copied().collect()))
+}
+
+/// Copies each cloth's positions and normals into its render mesh.
+pub fn sync_cloth_meshes(
+    cloths: Query<(&Particles, &ClothMesh, &Mesh3d)>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut timings: ResMut<StageTimings>,
+) {
+    let start = Instant::now();
+    for (particles, cloth_mesh, handle) in &cloths {
+        let Some(mut mesh) = meshes.get_mut(&handle.0) else {
+            continue;
+        };
+        let same_size = matches!(
+            mesh.try_attribute(Mesh::ATTRIBUTE_POSITION),
+            Ok(VertexAttributeValues::Float32x3(p)) if p.len() == particles.len()
+        );
+        if !same_size {
+            *mesh = build_mesh(particles, cloth_mesh);
+            continue;
+        }
+        if let Ok(VertexAttributeValues::Float32x3(positions)) = mesh.try_attribute_mut(Mesh::ATTRIBUTE_POSITION) {
+            for (dst, src) in positions.iter_mut().zip(&particles.x) {
+                *dst = src.to_array();
+            }
+        }
+        if let Ok(VertexAttributeValues::Float32x3(normals)) = mesh.try_attribute_mut(Mesh::ATTRIBUTE_NORMAL) {
+            vertex_normals(&particles.x, &cloth_mesh.triangles, normals);
+        }
+    }
+    timings.add_mesh_sync(start);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_grid_normals_point_up() {
+        let grid = crate::sim::topology::grid(3, 3, 1.0, 1.0).unwrap();
+        let (x, tris) = (grid.positions, grid.triangles);
+        let mut n = vec![[0.0; 3]; x.len()];
+        vertex_normals(&x, &tris, &mut n);
+        assert!(n.iter().all(|n| (Vec3::from(*n) - Vec3::Y).length() < 1e-6), "{n:?}");
+    }
+}

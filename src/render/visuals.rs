@@ -1,0 +1,156 @@
+//! Materials and visuals: a two-sided lit material per cloth, meshes for colliders, small spheres on pinned
+//! vertices, lights, and the orbit camera framing the scene.
+
+use bevy::camera::visibility::NoFrustumCulling;
+use bevy::light::CascadeShadowConfigBuilder;
+use bevy::prelude::*;
+use bevy_panorbit_camera::PanOrbitCamera;
+
+use super::cloth_mesh::build_mesh;
+use crate::scene::spawn::{ActiveScene, Appearance};
+use crate::sim::cloth::{Attachments, Cloth, ClothMesh, Particles};
+use crate::sim::collide::{Collider, ColliderShape};
+
+/// Half the side of the square drawn for a plane collider, metres.
+const GROUND_HALF_SIZE: f32 = 12.0;
+/// Radius of the sphere drawn on a pinned vertex, metres.
+const PIN_RADIUS: f32 = 0.025;
+
+fn srgb(c: [f32; 3]) -> Color {
+    Color::srgb(c[0], c[1], c[2])
+}
+
+/// Sun, sky light and the camera.
+pub fn spawn_lights(mut commands: Commands) {
+    commands.spawn((
+        DirectionalLight { illuminance: 9_000.0, shadow_maps_enabled: true, ..default() },
+        Transform::from_xyz(4.0, 9.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y),
+        CascadeShadowConfigBuilder { num_cascades: 2, maximum_distance: 25.0, ..default() }.build(),
+    ));
+    commands.spawn((
+        Camera3d::default(),
+        crate::input::DrapeCamera,
+        AmbientLight { brightness: 450.0, ..default() },
+        Transform::from_xyz(0.0, 2.0, 6.0).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
+        PanOrbitCamera {
+            focus: Vec3::new(0.0, 1.0, 0.0),
+            radius: Some(6.0),
+            yaw: Some(0.0),
+            pitch: Some(0.2),
+            button_orbit: MouseButton::Right,
+            button_pan: MouseButton::Middle,
+            ..default()
+        },
+    ));
+}
+
+/// Points the orbit camera at the scene's camera description whenever a scene is loaded.
+pub fn frame_camera_on_scene(active: Res<ActiveScene>, mut cameras: Query<&mut PanOrbitCamera>) {
+    if !active.is_changed() {
+        return;
+    }
+    let c = active.0.camera;
+    let (yaw, pitch, radius) = (c.yaw_degrees.to_radians(), c.pitch_degrees.to_radians(), c.distance.max(0.1));
+    for mut cam in &mut cameras {
+        (cam.focus, cam.yaw, cam.pitch, cam.radius) = (c.focus, Some(yaw), Some(pitch), Some(radius));
+        (cam.target_focus, cam.target_yaw, cam.target_pitch, cam.target_radius) = (c.focus, yaw, pitch, radius);
+        cam.force_update = true;
+    }
+}
+
+/// Gives every new cloth its render mesh and a two-sided material.
+pub fn add_cloth_visuals(
+    mut commands: Commands,
+    cloths: Query<(Entity, &Particles, &ClothMesh, Option<&Appearance>), Added<Cloth>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (entity, particles, mesh, appearance) in &cloths {
+        let color = appearance.map_or(crate::scene::desc::CLOTH_RED, |a| a.color);
+        let material = StandardMaterial {
+            base_color: srgb(color),
+            perceptual_roughness: 0.85,
+            reflectance: 0.2,
+            double_sided: true,
+            cull_mode: None,
+            ..default()
+        };
+        commands.entity(entity).insert((
+            Mesh3d(meshes.add(build_mesh(particles, mesh))),
+            MeshMaterial3d(materials.add(material)),
+            Transform::IDENTITY,
+            NoFrustumCulling,
+        ));
+    }
+}
+
+/// Gives every new collider a mesh.
+pub fn add_collider_visuals(
+    mut commands: Commands,
+    colliders: Query<(Entity, &Collider, Option<&Appearance>), Added<Collider>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (entity, collider, appearance) in &colliders {
+        let color = appearance.map_or([0.5; 3], |a| a.color);
+        let mesh = match collider.shape {
+            ColliderShape::Plane => Plane3d::new(Vec3::Y, Vec2::splat(GROUND_HALF_SIZE)).mesh().build(),
+            ColliderShape::Sphere { radius } => {
+                Sphere::new(radius).mesh().ico(5).unwrap_or_else(|_| Sphere::new(radius).mesh().build())
+            }
+        };
+        let material = StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() };
+        commands.entity(entity).insert((Mesh3d(meshes.add(mesh)), MeshMaterial3d(materials.add(material))));
+    }
+}
+
+/// A small sphere drawn on a pinned vertex of a cloth.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct PinMarker {
+    pub cloth: Entity,
+    pub vertex: u32,
+}
+
+/// Keeps one marker per attached vertex (respawned when the attachments change) on its vertex.
+pub fn sync_pin_markers(
+    mut commands: Commands,
+    cloths: Query<(Entity, Ref<Attachments>, &Particles)>,
+    mut markers: Query<(Entity, &PinMarker, &mut Transform)>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut assets: Local<Option<(Handle<Mesh>, Handle<StandardMaterial>)>>,
+) {
+    for (entity, marker, mut transform) in &mut markers {
+        match cloths.get(marker.cloth) {
+            Ok((_, attachments, particles)) if !attachments.is_changed() => {
+                if let Some(x) = particles.x.get(marker.vertex as usize) {
+                    transform.translation = *x;
+                }
+            }
+            _ => commands.entity(entity).despawn(),
+        }
+    }
+    let (mesh, material) = assets
+        .get_or_insert_with(|| {
+            let mesh = meshes.add(Sphere::new(PIN_RADIUS).mesh().uv(12, 8));
+            let material =
+                materials.add(StandardMaterial { base_color: Color::srgb(0.95, 0.85, 0.2), unlit: true, ..default() });
+            (mesh, material)
+        })
+        .clone();
+    for (cloth, attachments, particles) in &cloths {
+        if !attachments.is_changed() {
+            continue;
+        }
+        for a in &attachments.0 {
+            let at = particles.x.get(a.vertex as usize).copied().unwrap_or(a.anchor);
+            commands.spawn((
+                PinMarker { cloth, vertex: a.vertex },
+                Mesh3d(mesh.clone()),
+                MeshMaterial3d(material.clone()),
+                Transform::from_translation(at),
+                crate::scene::SceneEntity,
+            ));
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The scene description: what a preset file will hold. Plain serde data, independent of Bevy entities, so a
+//! scene can be built in code, written to RON, read back, and spawned headless or in a window.
+
+use bevy::math::{EulerRot, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use crate::sim::SimParams;
+use crate::sim::cloth::ClothMaterial;
+use crate::sim::collide::ColliderShape;
+use crate::sim::constraints::attach::Motion;
+
+/// A whole scene: cloths, colliders, solver parameters, camera.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SceneDesc {
+    pub name: String,
+    pub params: SimParams,
+    pub cloths: Vec<ClothDesc>,
+    pub colliders: Vec<ColliderDesc>,
+    pub camera: CameraDesc,
+}
+
+impl Default for SceneDesc {
+    fn default() -> Self {
+        Self {
+            name: "untitled".into(),
+            params: SimParams::default(),
+            cloths: Vec::new(),
+            colliders: vec![ColliderDesc::ground()],
+            camera: CameraDesc::default(),
+        }
+    }
+}
+
+/// Placement of an object: translation in metres, rotation as XYZ Euler angles in degrees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Placement {
+    pub translation: Vec3,
+    pub rotation_degrees: Vec3,
+}
+
+impl Placement {
+    pub fn at(translation: Vec3) -> Self {
+        Self { translation, ..Default::default() }
+    }
+
+    pub fn rotation(&self) -> Quat {
+        let r = self.rotation_degrees.to_array().map(f32::to_radians);
+        Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2])
+    }
+
+    pub fn apply(&self, local: Vec3) -> Vec3 {
+        self.rotation() * local + self.translation
+    }
+}
+
+/// The surface a cloth is built from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClothShape {
+    /// `cols`×`rows` quads of `width`×`depth` metres in the local XZ plane (horizontal until rotated).
+    Grid { cols: u32, rows: u32, width: f32, depth: f32 },
+}
+
+/// Which vertices to attach, by texture coordinate (u along the grid's columns, v along its rows, both 0–1)
+/// or by index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PinSelector {
+    /// The vertex whose (u, v) is nearest.
+    At { u: f32, v: f32 },
+    /// Every vertex of the row nearest to v.
+    Row { v: f32 },
+    /// Every vertex of the column nearest to u.
+    Column { u: f32 },
+    /// Vertices by index.
+    Indices(Vec<u32>),
+}
+
+/// One cloth.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClothDesc {
+    pub name: String,
+    pub shape: ClothShape,
+    pub placement: Placement,
+    pub pins: Vec<PinSelector>,
+    /// How the pinned vertices move (a kinematic attachment, §3.6); `Fixed` for pins.
+    pub pin_motion: Motion,
+    pub material: ClothMaterial,
+    /// Linear RGB colour of the cloth.
+    pub color: [f32; 3],
+}
+
+impl Default for ClothDesc {
+    fn default() -> Self {
+        Self {
+            name: "cloth".into(),
+            shape: ClothShape::Grid { cols: 32, rows: 32, width: 2.0, depth: 2.0 },
+            placement: Placement::default(),
+            pins: Vec::new(),
+            pin_motion: Motion::Fixed,
+            material: ClothMaterial::default(),
+            color: CLOTH_RED,
+        }
+    }
+}
+
+/// drape's default cloth colour (sRGB), also what the smoke test looks for in screenshots.
+pub const CLOTH_RED: [f32; 3] = [0.85, 0.18, 0.14];
+
+/// One collider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ColliderDesc {
+    pub shape: ColliderShape,
+    pub placement: Placement,
+    /// sRGB colour.
+    pub color: [f32; 3],
+}
+
+impl Default for ColliderDesc {
+    fn default() -> Self {
+        Self::ground()
+    }
+}
+
+impl ColliderDesc {
+    /// The ground plane y = 0.
+    pub fn ground() -> Self {
+        Self { shape: ColliderShape::Plane, placement: Placement::default(), color: [0.42, 0.45, 0.48] }
+    }
+
+    pub fn sphere(center: Vec3, radius: f32) -> Self {
+        Self { shape: ColliderShape::Sphere { radius }, placement: Placement::at(center), color: [0.55, 0.62, 0.75] }
+    }
+}
+
+/// Where the orbit camera starts.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CameraDesc {
+    /// Point the camera orbits, metres.
+    pub focus: Vec3,
+    /// Horizontal angle in degrees (0 looks along −Z).
+    pub yaw_degrees: f32,
+    /// Elevation in degrees.
+    pub pitch_degrees: f32,
+    /// Distance from the focus, metres.
+    pub distance: f32,
+}
+
+impl Default for CameraDesc {
+    fn default() -> Self {
+        Self { focus: Vec3::new(0.0, 1.2, 0.0), yaw_degrees: 25.0, pitch_degrees: 15.0, distance: 5.5 }
+    }
+}

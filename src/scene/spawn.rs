@@ -1,0 +1,182 @@
+//! Turning a [`SceneDesc`] into entities, and replacing the running scene. A scene is built completely before
+//! the old one is touched: if building fails the error is logged and kept in [`SceneStatus`], and the running
+//! scene stays.
+
+use bevy::prelude::*;
+use thiserror::Error;
+
+use super::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, SceneDesc};
+use crate::sim::cloth::ClothBundle;
+use crate::sim::collide::Collider;
+use crate::sim::constraints::attach::Attachment;
+use crate::sim::topology::{self, MeshError};
+use crate::sim::{SimClock, SimParams};
+
+/// Why a scene could not be built.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SceneError {
+    #[error("cloth '{name}': {source}")]
+    Cloth { name: String, source: MeshError },
+}
+
+/// Every entity that belongs to the running scene; despawned when the scene is replaced.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct SceneEntity;
+
+/// How an object of the scene is drawn: its sRGB colour.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct Appearance {
+    pub color: [f32; 3],
+}
+
+/// The description of the running scene (what "reset" spawns again).
+#[derive(Resource, Clone, Debug, Default)]
+pub struct ActiveScene(pub SceneDesc);
+
+/// A scene to load before the next step; set it to switch scenes, or to the active scene to reset.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct SceneRequest(pub Option<SceneDesc>);
+
+/// The outcome of the last scene load: the error, if it failed.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct SceneStatus {
+    pub error: Option<String>,
+}
+
+/// Loads requested scenes in `PreUpdate`, before the fixed step sees them.
+pub struct ScenePlugin;
+
+impl Plugin for ScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<ActiveScene>()
+            .init_resource::<SceneRequest>()
+            .init_resource::<SceneStatus>()
+            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::sync_fixed_rate));
+    }
+}
+
+/// A scene built and ready to spawn.
+pub struct BuiltScene {
+    pub cloths: Vec<(ClothBundle, Appearance)>,
+    pub colliders: Vec<(Collider, Transform, Appearance)>,
+}
+
+/// Builds every cloth and collider of `desc` without touching the world.
+pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
+    let cloths = desc
+        .cloths
+        .iter()
+        .map(|c| Ok((build_cloth(c)?, Appearance { color: c.color })))
+        .collect::<Result<Vec<_>, SceneError>>()?;
+    let colliders = desc.colliders.iter().map(build_collider).collect();
+    Ok(BuiltScene { cloths, colliders })
+}
+
+/// The cloth of `desc` in world space, pins attached (§3.6).
+pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
+    let err = |source| SceneError::Cloth { name: desc.name.clone(), source };
+    let local = match desc.shape {
+        ClothShape::Grid { cols, rows, width, depth } => {
+            if !(width.is_finite() && depth.is_finite() && width > 0.0 && depth > 0.0) {
+                return Err(err(MeshError::NonFinite(0)));
+            }
+            topology::grid(cols, rows, width, depth).map_err(err)?
+        }
+    };
+    let positions: Vec<Vec3> = local.positions.iter().map(|&p| desc.placement.apply(p)).collect();
+    let attachments = select_vertices(&local.uvs, positions.len(), &desc.pins)
+        .into_iter()
+        .map(|i| Attachment { vertex: i, anchor: positions[i as usize], motion: desc.pin_motion })
+        .collect();
+    ClothBundle::from_mesh(desc.name.clone(), positions, local.triangles, local.uvs, desc.material, attachments)
+        .map_err(err)
+}
+
+fn build_collider(desc: &ColliderDesc) -> (Collider, Transform, Appearance) {
+    let transform = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
+    (Collider { shape: desc.shape }, transform, Appearance { color: desc.color })
+}
+
+/// The vertices `selectors` pick, sorted and without repeats. Selection by (u, v) uses the texture
+/// coordinates; indices out of range are dropped.
+pub fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]) -> Vec<u32> {
+    let nearest_by = |key: &dyn Fn(&[f32; 2]) -> f32| -> Vec<u32> {
+        let best = uvs.iter().map(key).fold(f32::INFINITY, f32::min);
+        (0..uvs.len() as u32).filter(|&i| key(&uvs[i as usize]) <= best + 1e-5).collect()
+    };
+    let mut picked: Vec<u32> = Vec::new();
+    for s in selectors {
+        match s {
+            PinSelector::At { u, v } => {
+                let key = |uv: &[f32; 2]| (uv[0] - u).powi(2) + (uv[1] - v).powi(2);
+                picked.extend(nearest_by(&key).first());
+            }
+            PinSelector::Row { v } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[1] - v).abs())),
+            PinSelector::Column { u } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[0] - u).abs())),
+            PinSelector::Indices(ids) => picked.extend(ids.iter().filter(|&&i| (i as usize) < count)),
+        }
+    }
+    picked.sort_unstable();
+    picked.dedup();
+    picked
+}
+
+/// Replaces the running scene with the requested one, if any and if it builds.
+pub fn apply_scene_request(
+    mut commands: Commands,
+    mut request: ResMut<SceneRequest>,
+    mut active: ResMut<ActiveScene>,
+    mut status: ResMut<SceneStatus>,
+    mut params: ResMut<SimParams>,
+    mut clock: ResMut<SimClock>,
+    old: Query<Entity, With<SceneEntity>>,
+) {
+    let Some(desc) = request.0.take() else {
+        return;
+    };
+    let built = match build_scene(&desc) {
+        Ok(built) => built,
+        Err(e) => {
+            error!("scene '{}' not loaded: {e}", desc.name);
+            status.error = Some(format!("scene '{}': {e}", desc.name));
+            return;
+        }
+    };
+    for e in &old {
+        commands.entity(e).despawn();
+    }
+    for (cloth, appearance) in built.cloths {
+        commands.spawn((cloth, appearance, SceneEntity));
+    }
+    for (collider, transform, appearance) in built.colliders {
+        commands.spawn((collider, transform, appearance, SceneEntity));
+    }
+    *params = desc.params.sanitized();
+    *clock = SimClock::default();
+    status.error = None;
+    info!("scene '{}' loaded", desc.name);
+    active.0 = desc;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::builtin;
+
+    #[test]
+    fn hanging_sheet_pins_two_adjacent_corners() {
+        let cloth = build_cloth(&builtin::hanging_sheet().cloths[0]).unwrap();
+        let pinned: Vec<u32> = cloth.attachments.0.iter().map(|a| a.vertex).collect();
+        assert_eq!(pinned, vec![0, 32]);
+        assert!(pinned.iter().all(|&i| cloth.particles.w[i as usize] == 0.0));
+        assert_eq!(cloth.particles.w.iter().filter(|&&w| w == 0.0).count(), 2);
+    }
+
+    #[test]
+    fn row_and_column_selectors_pick_whole_lines() {
+        let uvs = topology::grid(4, 3, 1.0, 1.0).unwrap().uvs;
+        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Row { v: 0.0 }]), vec![0, 1, 2, 3, 4]);
+        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Column { u: 1.0 }]), vec![4, 9, 14, 19]);
+        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Indices(vec![3, 99, 3])]), vec![3]);
+    }
+}

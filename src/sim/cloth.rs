@@ -1,0 +1,214 @@
+//! A cloth as one entity with struct-of-arrays components (§4.1): particles, triangles, stretch and bending
+//! constraints, attachments (§3.6) and the per-step contact list (§3.4).
+//!
+//! One entity per cloth, never one per particle: a projection touches 2–4 particles by index, linear passes
+//! vectorise, and tearing edits arrays instead of spawning entities.
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::constraints::attach::Attachment;
+use super::constraints::bend::dihedral_angle;
+use super::topology::{self, MeshError};
+
+/// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
+#[derive(Component, Clone, Debug, Default)]
+pub struct Particles {
+    /// Positions x_i in metres (world space).
+    pub x: Vec<Vec3>,
+    /// Predicted positions p_i of line (7), projected by the solver.
+    pub p: Vec<Vec3>,
+    /// Velocities v_i in m/s.
+    pub v: Vec<Vec3>,
+    /// Inverse masses w_i = 1/m_i used by the solver; 0 for pinned, attached or held particles.
+    pub w: Vec<f32>,
+    /// Masses m_i in kg from the areal density (§4.1); never zero, kept when w is set to 0.
+    pub mass: Vec<f32>,
+}
+
+impl Particles {
+    /// Particles at rest at `positions` with the given masses.
+    pub fn new(positions: Vec<Vec3>, mass: Vec<f32>) -> Self {
+        let n = positions.len();
+        Self {
+            p: positions.clone(),
+            x: positions,
+            v: vec![Vec3::ZERO; n],
+            w: mass.iter().map(|m| 1.0 / m).collect(),
+            mass,
+        }
+    }
+
+    /// Gives particle `i` back its inverse mass 1/m, unless an attachment still holds it.
+    pub fn restore_inverse_mass(&mut self, i: usize, attachments: &[Attachment]) {
+        if i < self.len() {
+            self.w[i] = if attachments.iter().any(|a| a.vertex as usize == i) { 0.0 } else { 1.0 / self.mass[i] };
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+}
+
+/// The triangles of the cloth surface (indices into [`Particles`]), shared by rendering, aerodynamics and
+/// tearing.
+#[derive(Component, Clone, Debug, Default)]
+pub struct ClothMesh {
+    pub triangles: Vec<[u32; 3]>,
+    /// Texture coordinates per particle (for rendering), possibly empty.
+    pub uvs: Vec<[f32; 2]>,
+}
+
+/// One stretching constraint per edge, C = |p1 − p2| − l0, type equality (§4.1).
+#[derive(Component, Clone, Debug, Default)]
+pub struct StretchConstraints {
+    pub edges: Vec<[u32; 2]>,
+    /// Rest lengths l0 in metres.
+    pub rest_length: Vec<f32>,
+}
+
+/// One bending constraint per pair of adjacent triangles `[p1, p2, p3, p4]` (shared edge p1–p2), holding the
+/// rest values of both bending models (§4.1, Appendix A; and the opposite-vertex distance).
+#[derive(Component, Clone, Debug, Default)]
+pub struct BendConstraints {
+    pub quads: Vec<[u32; 4]>,
+    /// Rest dihedral angle φ0 in radians.
+    pub rest_angle: Vec<f32>,
+    /// Rest distance |p3 − p4| in metres.
+    pub rest_distance: Vec<f32>,
+}
+
+/// Vertices attached to static or kinematic targets (§3.6); they carry w = 0.
+#[derive(Component, Clone, Debug, Default)]
+pub struct Attachments(pub Vec<Attachment>);
+
+/// A particle held by the user's pointer: an attachment (§3.6) whose target follows the cursor. While held the
+/// particle has w = 0; on release its inverse mass is restored.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Grabbed {
+    pub vertex: u32,
+    /// Where the pointer holds the particle, world space.
+    pub target: Vec3,
+}
+
+/// A collision constraint generated in line (8): C(p) = (p − q)·n ≥ 0 with stiffness 1 (§3.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    pub vertex: u32,
+    /// Entry point q_c (continuous) or closest surface point q_s (static fallback).
+    pub point: Vec3,
+    /// Outward surface normal n at `point`.
+    pub normal: Vec3,
+    /// Normal velocity v·n before projection, for restitution in line (16).
+    pub approach_speed: f32,
+    /// Total distance the projection pushed the vertex out along n in this step, metres; divided by Δt it is
+    /// the normal velocity change the contact caused, which bounds friction in line (16).
+    pub pushed: f32,
+}
+
+/// The collision constraints of the current step, cleared and refilled each step (capacity is kept).
+#[derive(Component, Clone, Debug, Default)]
+pub struct Contacts(pub Vec<Contact>);
+
+/// Material of one cloth.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClothMaterial {
+    /// k_stretch ∈ [0, 1] (§4.1), applied through the iteration-independent k' of §3.3. Default 1.
+    pub stretch_stiffness: f32,
+    /// k_bend ∈ [0, 1] (§4.1). Default 0.1.
+    pub bend_stiffness: f32,
+    /// Areal density ρ in kg/m² (§4.1). Range 0.01–10, default 0.2.
+    pub density: f32,
+    /// Thickness h in metres: the collision margin against colliders (and later self-collision, §4.3).
+    /// Range 0.001–0.1, default 0.01.
+    pub thickness: f32,
+}
+
+impl Default for ClothMaterial {
+    fn default() -> Self {
+        Self { stretch_stiffness: 1.0, bend_stiffness: 0.1, density: 0.2, thickness: 0.01 }
+    }
+}
+
+impl ClothMaterial {
+    /// A copy with every field clamped into its documented range.
+    pub fn sanitized(&self) -> Self {
+        let d = Self::default();
+        let f = |x: f32, fallback: f32, lo: f32, hi: f32| if x.is_finite() { x.clamp(lo, hi) } else { fallback };
+        Self {
+            stretch_stiffness: f(self.stretch_stiffness, d.stretch_stiffness, 0.0, 1.0),
+            bend_stiffness: f(self.bend_stiffness, d.bend_stiffness, 0.0, 1.0),
+            density: f(self.density, d.density, 0.01, 10.0),
+            thickness: f(self.thickness, d.thickness, 0.001, 0.1),
+        }
+    }
+}
+
+/// Marks a cloth entity and names it.
+#[derive(Component, Clone, Debug, Default)]
+pub struct Cloth {
+    pub name: String,
+}
+
+/// Everything a cloth entity is made of, built from a triangle mesh in world space.
+#[derive(Bundle, Clone, Debug)]
+pub struct ClothBundle {
+    pub cloth: Cloth,
+    pub particles: Particles,
+    pub mesh: ClothMesh,
+    pub stretch: StretchConstraints,
+    pub bend: BendConstraints,
+    pub attachments: Attachments,
+    pub contacts: Contacts,
+    pub material: ClothMaterial,
+}
+
+impl ClothBundle {
+    /// Builds a cloth from world-space `positions` and `triangles` (a manifold mesh, §4.1): masses from the
+    /// density, a stretch constraint per edge, a bending constraint per adjacent triangle pair, and the given
+    /// attachments (their vertices get w = 0).
+    pub fn from_mesh(
+        name: impl Into<String>,
+        positions: Vec<Vec3>,
+        triangles: Vec<[u32; 3]>,
+        uvs: Vec<[f32; 2]>,
+        material: ClothMaterial,
+        attachments: Vec<Attachment>,
+    ) -> Result<Self, MeshError> {
+        topology::validate(&positions, &triangles)?;
+        let material = material.sanitized();
+        let mass = topology::lumped_masses(&positions, &triangles, material.density)?;
+        let (edges, quads) = topology::edges_and_bend_quads(&triangles)?;
+        let at = |i: u32| positions[i as usize];
+        let rest_length = edges.iter().map(|&[a, b]| at(a).distance(at(b))).collect();
+        let rest_angle = quads.iter().map(|q| dihedral_angle(q.map(at)).unwrap_or(std::f32::consts::PI)).collect();
+        let rest_distance = quads.iter().map(|q| at(q[2]).distance(at(q[3]))).collect();
+        let mut particles = Particles::new(positions, mass);
+        let attachments: Vec<Attachment> =
+            attachments.into_iter().filter(|a| (a.vertex as usize) < particles.len()).collect();
+        for a in &attachments {
+            particles.w[a.vertex as usize] = 0.0;
+        }
+        Ok(Self {
+            cloth: Cloth { name: name.into() },
+            particles,
+            mesh: ClothMesh { triangles, uvs },
+            stretch: StretchConstraints { edges, rest_length },
+            bend: BendConstraints { quads, rest_angle, rest_distance },
+            attachments: Attachments(attachments),
+            contacts: Contacts::default(),
+            material,
+        })
+    }
+
+    /// Total count of internal constraints (stretch + bend).
+    pub fn constraint_count(&self) -> usize {
+        self.stretch.edges.len() + self.bend.quads.len()
+    }
+}

@@ -1,0 +1,119 @@
+//! Line (8): generating the collision constraints of a step, once, outside the solver loop (§3.4); and their
+//! projection inside the loop as inequality constraints C(p) = (p − q)·n ≥ 0 with stiffness 1.
+//!
+//! Static friction is part of the contact projection: while the vertex's tangential displacement in this step
+//! is within μ times the distance the contact pushed it out (Coulomb's cone at the position level, as in
+//! Macklin et al. 2014, "Unified particle physics", §6.1), the displacement is removed, so resting cloth does
+//! not creep and the other constraints see the held vertex in the same sweep. Sliding (kinetic) friction and
+//! restitution act on velocities in line (16), `response.rs`.
+
+use bevy::math::Vec3;
+
+use super::shapes::Shape;
+use crate::sim::cloth::Contact;
+
+/// Fills `out` (cleared first, capacity kept) with one contact per vertex and shape whose ray x→p enters the
+/// shape grown by `margin`, or lies inside it. Vertices with w = 0 are skipped.
+pub fn generate_contacts(
+    x: &[Vec3],
+    p: &[Vec3],
+    v: &[Vec3],
+    w: &[f32],
+    shapes: &[Shape],
+    margin: f32,
+    out: &mut Vec<Contact>,
+) {
+    out.clear();
+    for shape in shapes {
+        let shape = shape.inflated(margin);
+        for i in 0..x.len() {
+            if w[i] == 0.0 {
+                continue;
+            }
+            if let Some((point, normal)) = shape.contact(x[i], p[i]) {
+                out.push(Contact { vertex: i as u32, point, normal, approach_speed: v[i].dot(normal), pushed: 0.0 });
+            }
+        }
+    }
+}
+
+/// Projects every contact: if C(p) = (p − q)·n < 0, move p back onto the surface along n. The collider has
+/// infinite mass, so the whole correction goes to the particle; it is added up in [`Contact::pushed`]. Then
+/// static friction with coefficient μ: a tangential displacement p − x of at most μ · pushed is removed.
+pub fn project_contacts(p: &mut [Vec3], x: &[Vec3], w: &[f32], contacts: &mut [Contact], friction: f32) {
+    for c in contacts {
+        let i = c.vertex as usize;
+        if w[i] == 0.0 {
+            continue;
+        }
+        let n = c.normal;
+        let depth = (p[i] - c.point).dot(n);
+        if depth < 0.0 {
+            p[i] -= n * depth;
+            c.pushed -= depth;
+        }
+        let moved = p[i] - x[i];
+        let slip = moved - n * moved.dot(n);
+        if c.pushed > 0.0 && slip.length_squared() <= (friction * c.pushed).powi(2) {
+            p[i] -= slip;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projected_vertex_ends_on_the_surface_and_pinned_vertices_are_ignored() {
+        let ground = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }];
+        let x = [Vec3::new(0.0, 0.1, 0.0), Vec3::new(1.0, 0.1, 0.0), Vec3::new(2.0, 0.5, 0.0)];
+        let mut p = [Vec3::new(0.0, -0.2, 0.0), Vec3::new(1.0, -0.3, 0.0), Vec3::new(2.0, 0.4, 0.0)];
+        let w = [1.0, 0.0, 1.0];
+        let mut contacts = Vec::new();
+        generate_contacts(&x, &p, &[Vec3::NEG_Y; 3], &w, &ground, 0.0, &mut contacts);
+        assert_eq!(contacts.len(), 1);
+        assert_eq!(contacts[0].approach_speed, -1.0);
+        project_contacts(&mut p, &x, &w, &mut contacts, 0.0);
+        assert!(p[0].y.abs() < 1e-6);
+        assert!((contacts[0].pushed - 0.2).abs() < 1e-6);
+        assert_eq!(p[1].y, -0.3);
+    }
+
+    #[test]
+    fn static_friction_holds_within_the_cone_only() {
+        let ground = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }];
+        let x = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0)];
+        // pushed out by 0.1 each; tangential slips of 0.04 (inside μ·0.1 = 0.05) and 0.08 (outside)
+        let mut p = [Vec3::new(0.04, -0.1, 0.0), Vec3::new(1.08, -0.1, 0.0)];
+        let mut contacts = Vec::new();
+        generate_contacts(&x, &p, &[Vec3::ZERO; 2], &[1.0; 2], &ground, 0.0, &mut contacts);
+        project_contacts(&mut p, &x, &[1.0; 2], &mut contacts, 0.5);
+        assert!((p[0] - x[0]).length() < 1e-6, "held: {}", p[0]);
+        assert!((p[1] - Vec3::new(1.08, 0.0, 0.0)).length() < 1e-6, "slides on: {}", p[1]);
+    }
+
+    /// Runs a particle resting on a 20° slope through lines (5), (7), (8), (10), (13)–(14) for 10 s and returns
+    /// how far it moved.
+    fn slide_on_slope(friction: f32) -> f32 {
+        let a = 20f32.to_radians();
+        let slope = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::new(-a.sin(), a.cos(), 0.0) }];
+        let (g, dt) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 480.0);
+        let (mut x, mut v, mut p, mut contacts) = ([Vec3::ZERO], [Vec3::ZERO], [Vec3::ZERO], Vec::new());
+        for _ in 0..4800 {
+            crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt);
+            crate::sim::integrate::predict(&x, &v, &mut p, dt);
+            generate_contacts(&x, &p, &v, &[1.0], &slope, 0.0, &mut contacts);
+            project_contacts(&mut p, &x, &[1.0], &mut contacts, friction);
+            crate::sim::integrate::update_velocities(&mut x, &p, &mut v, dt);
+        }
+        x[0].length()
+    }
+
+    #[test]
+    fn resting_vertex_on_a_slope_does_not_creep() {
+        // μ = 0.6 > tan 20°: held. Velocity-level friction alone would let it creep g_t·Δt² every step.
+        assert!(slide_on_slope(0.6) < 1e-4, "crept {} m", slide_on_slope(0.6));
+        assert!(slide_on_slope(0.2) > 1.0, "μ = 0.2 < tan 20° must slide");
+    }
+}

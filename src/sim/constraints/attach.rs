@@ -1,0 +1,83 @@
+//! Attachments (§3.6): a vertex follows a static or kinematic target; its inverse mass is 0 so no other
+//! constraint moves it. The target is written into the prediction p in line (7), so line (13) gives the
+//! vertex exactly the target's velocity.
+
+use bevy::math::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// How an attachment target moves over simulated time t (seconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Motion {
+    /// A pin: the target stays at the anchor.
+    #[default]
+    Fixed,
+    /// anchor + axis · amplitude · sin(2π · frequency · t).
+    Oscillate { axis: Vec3, amplitude: f32, frequency: f32 },
+    /// The anchor rotated about the line through `center` along `axis` at `angular_speed` rad/s.
+    Rotate { center: Vec3, axis: Vec3, angular_speed: f32 },
+    /// anchor + velocity · t.
+    Linear { velocity: Vec3 },
+}
+
+impl Motion {
+    /// Where a point anchored at `anchor` is at time `t`.
+    pub fn target(&self, anchor: Vec3, t: f32) -> Vec3 {
+        match *self {
+            Motion::Fixed => anchor,
+            Motion::Oscillate { axis, amplitude, frequency } => {
+                anchor + axis.normalize_or_zero() * amplitude * (std::f32::consts::TAU * frequency * t).sin()
+            }
+            Motion::Rotate { center, axis, angular_speed } => {
+                let axis = axis.normalize_or(Vec3::Y);
+                center + Quat::from_axis_angle(axis, angular_speed * t) * (anchor - center)
+            }
+            Motion::Linear { velocity } => anchor + velocity * t,
+        }
+    }
+}
+
+/// One attached vertex.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Attachment {
+    pub vertex: u32,
+    /// World position of the target at t = 0.
+    pub anchor: Vec3,
+    pub motion: Motion,
+}
+
+impl Attachment {
+    pub fn pin(vertex: u32, anchor: Vec3) -> Self {
+        Self { vertex, anchor, motion: Motion::Fixed }
+    }
+}
+
+/// Writes each attachment's target at time `t` into the predictions `p` (§3.6).
+pub fn apply_attachments(p: &mut [Vec3], attachments: &[Attachment], t: f32) {
+    for a in attachments {
+        if let Some(slot) = p.get_mut(a.vertex as usize) {
+            *slot = a.motion.target(a.anchor, t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotating_target_keeps_its_radius() {
+        let m = Motion::Rotate { center: Vec3::ZERO, axis: Vec3::Y, angular_speed: 2.0 };
+        let t = m.target(Vec3::new(1.5, 0.3, 0.0), 0.7);
+        assert!((Vec3::new(t.x, 0.0, t.z).length() - 1.5).abs() < 1e-5);
+        assert!((t.y - 0.3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn attachment_sets_prediction_to_target() {
+        let mut p = vec![Vec3::ZERO; 3];
+        let osc = Motion::Oscillate { axis: Vec3::X, amplitude: 2.0, frequency: 0.25 };
+        apply_attachments(&mut p, &[Attachment { vertex: 1, anchor: Vec3::Y, motion: osc }], 1.0);
+        assert!((p[1] - Vec3::new(2.0, 1.0, 0.0)).length() < 1e-5);
+        assert_eq!(p[0], Vec3::ZERO);
+    }
+}

@@ -1,0 +1,132 @@
+//! The explicit parts of the loop (§3.1): external forces in line (5), the prediction of line (7), and the
+//! velocity and position update of lines (12)–(15).
+
+use bevy::math::Vec3;
+
+/// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
+pub fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
+    let dv = gravity * dt;
+    for (v, &w) in v.iter_mut().zip(w) {
+        if w > 0.0 {
+            *v += dv;
+        }
+    }
+}
+
+/// Largest fraction of a triangle's relative normal velocity one corner may lose to drag in one step.
+const MAX_DRAG_GAIN: f32 = 0.1;
+
+/// Line (5) for air: each triangle feels f = c · A · ((v_air − v_tri)·n) n, with A its area, n its unit normal
+/// and v_tri the mean velocity of its corners; a third of f goes to each corner as Δv = Δt w f / 3. With
+/// `wind` = 0 this is air resistance, otherwise it also pushes the cloth. The per-corner gain is capped so
+/// that no drag, however large, can reverse the relative velocity in one step.
+pub fn apply_aerodynamics(
+    x: &[Vec3],
+    v: &mut [Vec3],
+    w: &[f32],
+    triangles: &[[u32; 3]],
+    wind: Vec3,
+    drag: f32,
+    dt: f32,
+) {
+    if drag <= 0.0 {
+        return;
+    }
+    for t in triangles {
+        let [a, b, c] = t.map(|i| i as usize);
+        let twice_area_normal = (x[b] - x[a]).cross(x[c] - x[a]);
+        let twice_area = twice_area_normal.length();
+        if twice_area <= f32::MIN_POSITIVE {
+            continue;
+        }
+        let n = twice_area_normal / twice_area;
+        let relative = (wind - (v[a] + v[b] + v[c]) / 3.0).dot(n);
+        let area = 0.5 * twice_area;
+        for i in [a, b, c] {
+            if w[i] > 0.0 {
+                let gain = (w[i] * drag * area * dt / 3.0).min(MAX_DRAG_GAIN);
+                v[i] += n * (relative * gain);
+            }
+        }
+    }
+}
+
+/// Line (7): p_i ← x_i + Δt v_i.
+pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) {
+    for ((p, x), v) in p.iter_mut().zip(x).zip(v) {
+        *p = *x + *v * dt;
+    }
+}
+
+/// No particle moves faster than this, m/s: a safety net against extreme settings (one iteration of one
+/// substep on a large cloth, absurd forces), far above anything cloth does in normal use.
+pub const MAX_SPEED: f32 = 60.0;
+
+/// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i. Speeds are capped at [`MAX_SPEED`], and a prediction
+/// that is not finite is discarded (the particle stays at x_i, at rest) so NaN can never spread.
+pub fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], dt: f32) {
+    let inv_dt = 1.0 / dt;
+    for ((x, p), v) in x.iter_mut().zip(p).zip(v.iter_mut()) {
+        if !p.is_finite() {
+            *v = Vec3::ZERO;
+            continue;
+        }
+        *v = ((*p - *x) * inv_dt).clamp_length_max(MAX_SPEED);
+        *x = *p;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_fall_matches_symplectic_euler() {
+        let (mut x, mut v, mut p) = (vec![Vec3::ZERO], vec![Vec3::ZERO], vec![Vec3::ZERO]);
+        let (g, dt) = (Vec3::new(0.0, -10.0, 0.0), 0.01);
+        for _ in 0..100 {
+            apply_gravity(&mut v, &[1.0], g, dt);
+            predict(&x, &v, &mut p, dt);
+            update_velocities(&mut x, &p, &mut v, dt);
+        }
+        assert!((v[0].y + 10.0).abs() < 1e-3, "{}", v[0].y);
+        // Σ_{k=1..100} k·g·dt² = 5050 · 10 · 1e-4
+        assert!((x[0].y + 5.05).abs() < 1e-3, "{}", x[0].y);
+    }
+
+    #[test]
+    fn velocity_update_caps_speed_and_discards_non_finite_predictions() {
+        let mut x = vec![Vec3::ZERO, Vec3::ONE];
+        let mut v = vec![Vec3::ZERO; 2];
+        update_velocities(&mut x, &[Vec3::new(100.0, 0.0, 0.0), Vec3::NAN], &mut v, 0.01);
+        assert!((v[0].length() - MAX_SPEED).abs() < 1e-3);
+        assert_eq!((x[1], v[1]), (Vec3::ONE, Vec3::ZERO));
+    }
+
+    #[test]
+    fn pinned_particles_feel_no_gravity() {
+        let mut v = vec![Vec3::ZERO; 2];
+        apply_gravity(&mut v, &[0.0, 2.0], Vec3::NEG_Y, 0.5);
+        assert_eq!(v, vec![Vec3::ZERO, Vec3::new(0.0, -0.5, 0.0)]);
+    }
+
+    #[test]
+    fn air_drag_slows_a_falling_sheet_and_wind_pushes_a_still_one() {
+        let x = [Vec3::ZERO, Vec3::X, Vec3::Z];
+        let tri = [[0u32, 2, 1]];
+        let mut v = [Vec3::NEG_Y; 3];
+        apply_aerodynamics(&x, &mut v, &[1.0; 3], &tri, Vec3::ZERO, 1.0, 0.1);
+        assert!(v.iter().all(|v| v.y > -1.0 && v.y < -0.9), "{v:?}");
+        let mut v = [Vec3::ZERO; 3];
+        apply_aerodynamics(&x, &mut v, &[1.0; 3], &tri, Vec3::new(0.0, 5.0, 0.0), 1.0, 0.1);
+        assert!(v.iter().all(|v| v.y > 0.0 && v.x == 0.0));
+    }
+
+    #[test]
+    fn huge_drag_never_reverses_motion() {
+        let x = [Vec3::ZERO, Vec3::X, Vec3::Z];
+        let mut v = [Vec3::NEG_Y; 3];
+        apply_aerodynamics(&x, &mut v, &[1.0; 3], &[[0, 2, 1]], Vec3::ZERO, 1e9, 1.0);
+        assert!(v.iter().all(|v| v.y <= 0.0 && v.is_finite()), "{v:?}");
+    }
+}

@@ -1,0 +1,31 @@
+//! The egui side panel: every parameter live with a tooltip (meaning, unit, range, paper section), actions,
+//! scene switching, and statistics with a history plot.
+
+pub mod panel;
+pub mod stats;
+
+use bevy::prelude::*;
+use bevy_egui::EguiPrimaryContextPass;
+use bevy_egui::input::EguiWantsInput;
+use bevy_panorbit_camera::PanOrbitCamera;
+
+/// The side panel and the camera's respect for it. Needs `EguiPlugin`.
+pub struct PanelPlugin;
+
+impl Plugin for PanelPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<stats::FrameRate>()
+            .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel))
+            .add_systems(EguiPrimaryContextPass, panel::side_panel);
+    }
+}
+
+/// The orbit camera does not react while the pointer is over the panel.
+fn camera_ignores_panel(wants: Res<EguiWantsInput>, mut cameras: Query<&mut PanOrbitCamera>) {
+    let over_panel = wants.wants_any_pointer_input();
+    for mut cam in &mut cameras {
+        if cam.enabled == over_panel {
+            cam.enabled = !over_panel;
+        }
+    }
+}

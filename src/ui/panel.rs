@@ -1,0 +1,265 @@
+//! The side panel itself. Every widget edits the live resources or components; the solver picks the change up
+//! at its next step. Values are clamped by the widgets and again by [`SimParams::sanitized`].
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, egui};
+use egui_plot::{Line, Plot, PlotPoints};
+
+use super::stats::{FrameRate, SceneCounts};
+use crate::input::keys::SHORTCUTS;
+use crate::scene::builtin;
+use crate::scene::spawn::SceneStatus;
+use crate::scene::{ActiveScene, SceneRequest};
+use crate::sim::cloth::{Attachments, BendConstraints, ClothMaterial, Contacts, Particles, StretchConstraints};
+use crate::sim::params::BendingModel;
+use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
+
+/// Width of the panel, logical pixels.
+pub const PANEL_WIDTH: f32 = 300.0;
+/// The first-time hint.
+pub const HINT: &str =
+    "Left-drag the cloth to pull it, flick to throw · Shift+click pins/unpins · Right-drag orbits · Scroll zooms";
+
+type ClothQuery<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static mut Particles,
+        &'static mut ClothMaterial,
+        &'static Attachments,
+        &'static StretchConstraints,
+        &'static BendConstraints,
+        &'static Contacts,
+    ),
+>;
+
+#[allow(clippy::too_many_arguments)]
+pub fn side_panel(
+    mut contexts: EguiContexts,
+    mut params: ResMut<SimParams>,
+    mut control: ResMut<SimControl>,
+    mut request: ResMut<SceneRequest>,
+    active: Res<ActiveScene>,
+    status: Res<SceneStatus>,
+    timings: Res<StageTimings>,
+    frame_rate: Res<FrameRate>,
+    mut cloths: ClothQuery,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "drape_root".into(),
+        egui::UiBuilder::new().layer_id(egui::LayerId::background()).max_rect(ctx.viewport_rect()),
+    );
+    egui::Panel::left("drape_panel").exact_size(PANEL_WIDTH).show(&mut root, |ui| {
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.heading("drape");
+            ui.label(egui::RichText::new(HINT).italics());
+            ui.separator();
+            actions(ui, &mut control, &mut request, &active);
+            if let Some(e) = &status.error {
+                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
+            }
+            ui.separator();
+            solver(ui, &mut params);
+            material(ui, &mut params, &mut cloths);
+            collisions(ui, &mut params);
+            tearing(ui, &mut params);
+            environment(ui, &mut params);
+            let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c)| (p, s, b, c)));
+            statistics(ui, counts, &timings, frame_rate.0);
+        });
+    });
+    Ok(())
+}
+
+fn actions(ui: &mut egui::Ui, control: &mut SimControl, request: &mut SceneRequest, active: &ActiveScene) {
+    ui.horizontal(|ui| {
+        let label = if control.paused { "▶ Resume" } else { "⏸ Pause" };
+        if ui.button(label).on_hover_text("Space").clicked() {
+            control.paused = !control.paused;
+        }
+        if ui.add_enabled(control.paused, egui::Button::new("Step")).on_hover_text(". (while paused)").clicked() {
+            control.step_requests += 1;
+        }
+        if ui.button("⟲ Reset").on_hover_text("R").clicked() {
+            request.0 = Some(active.0.clone());
+        }
+    });
+    ui.horizontal_wrapped(|ui| {
+        for (key, what) in SHORTCUTS {
+            ui.label(egui::RichText::new(format!("{key}: {what}")).small().weak());
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("Scene");
+        egui::ComboBox::from_id_salt("scene").selected_text(&active.0.name).show_ui(ui, |ui| {
+            for name in builtin::NAMES {
+                if ui.selectable_label(active.0.name == name, name).clicked() {
+                    request.0 = builtin::by_name(name);
+                }
+            }
+        });
+    });
+}
+
+fn section(ui: &mut egui::Ui, title: &str, open: bool, body: impl FnOnce(&mut egui::Ui)) {
+    egui::CollapsingHeader::new(title).default_open(open).show(ui, body);
+}
+
+fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
+    section(ui, "Solver", true, |ui| {
+        ui.add(egui::Slider::new(&mut p.iterations, 1..=200).logarithmic(true).text("iterations")).on_hover_text(
+            "Gauss–Seidel sweeps over all constraints per substep: solverIterations of line (9), §3.1–3.2. \
+             More = stiffer and more accurate, linear cost. 1–200.",
+        );
+        ui.add(egui::Slider::new(&mut p.substeps, 1..=64).logarithmic(true).text("substeps")).on_hover_text(
+            "Passes of the whole loop (5)–(16) per fixed step, each with Δt/substeps. Smaller steps converge \
+             faster than more iterations. 1–64.",
+        );
+        ui.add(egui::Slider::new(&mut p.rate_hz, 10.0..=240.0).text("fixed rate (Hz)")).on_hover_text(
+            "Fixed-step frequency of the simulation, Hz; Δt = 1/rate. PBD stiffness depends on Δt (§3.3). 10–240.",
+        );
+    });
+}
+
+fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
+    section(ui, "Material", true, |ui| {
+        let Some(mut m) = cloths.iter().next().map(|c| *c.1) else {
+            ui.label("no cloth in the scene");
+            return;
+        };
+        let before = m;
+        ui.add(egui::Slider::new(&mut m.stretch_stiffness, 0.0..=1.0).text("stretch stiffness")).on_hover_text(
+            "k_stretch ∈ [0, 1] of the edge constraints C = |p1 − p2| − l0 (§4.1), applied as \
+             k' = 1 − (1 − k)^(1/iterations) so it does not depend on the iteration count (§3.3).",
+        );
+        ui.add(egui::Slider::new(&mut m.bend_stiffness, 0.0..=1.0).text("bending stiffness"))
+            .on_hover_text("k_bend ∈ [0, 1] of the bending constraints (§4.1, Appendix A); 0 = silk, 1 = card.");
+        ui.horizontal(|ui| {
+            ui.label("bending model").on_hover_text(
+                "Dihedral: the paper's angle constraint arccos(n1·n2) − φ0, independent of stretching (§4.1, Fig. 3). \
+                 Distance: a rod between the two opposite vertices, cheaper but also resists stretching.",
+            );
+            ui.radio_value(&mut p.bending_model, BendingModel::Dihedral, "dihedral");
+            ui.radio_value(&mut p.bending_model, BendingModel::Distance, "distance");
+        });
+        ui.add(egui::Slider::new(&mut m.density, 0.01..=10.0).logarithmic(true).text("density (kg/m²)")).on_hover_text(
+            "Areal density ρ; each vertex gets a third of the mass of its triangles (§4.1). 0.01–10 kg/m².",
+        );
+        ui.add(egui::Slider::new(&mut m.thickness, 0.001..=0.1).logarithmic(true).text("thickness (m)")).on_hover_text(
+            "Cloth thickness h: the gap kept to colliders (§3.4) and, for self-collision, eq. (12) (§4.3). 0.001–0.1 m.",
+        );
+        if m != before {
+            for (mut particles, mut material, attachments, ..) in cloths.iter_mut() {
+                set_material(&mut particles, &mut material, &attachments.0, m);
+            }
+        }
+    });
+}
+
+/// Applies a new material to one cloth; a density change rescales the masses (w = 0 stays 0).
+pub fn set_material(
+    particles: &mut Particles,
+    material: &mut ClothMaterial,
+    attachments: &[crate::sim::constraints::attach::Attachment],
+    new: ClothMaterial,
+) {
+    let new = new.sanitized();
+    let scale = new.density / material.density;
+    if scale.is_finite() && scale != 1.0 {
+        for i in 0..particles.len() {
+            particles.mass[i] *= scale;
+            if particles.w[i] > 0.0 {
+                particles.restore_inverse_mass(i, attachments);
+            }
+        }
+    }
+    *material = new;
+}
+
+fn collisions(ui: &mut egui::Ui, p: &mut SimParams) {
+    section(ui, "Damping & collisions", true, |ui| {
+        ui.add(egui::Slider::new(&mut p.damping, 0.0..=1.0).text("k_damping")).on_hover_text(
+            "§3.5 damping per fixed step, [0, 1]: removes velocity relative to the cloth's rigid motion \
+             (v_cm + ω × r), never the rigid motion itself; 1 makes the cloth move rigidly.",
+        );
+        ui.add(egui::Slider::new(&mut p.friction, 0.0..=2.0).text("friction μ")).on_hover_text(
+            "Coulomb friction against colliders in line (16), §3.4: tangential speed drops by μ times the \
+             normal speed the contact removed. 0–2.",
+        );
+        ui.add(egui::Slider::new(&mut p.restitution, 0.0..=1.0).text("restitution e")).on_hover_text(
+            "Fraction of the approach speed reflected along the contact normal in line (16), §3.4. 0–1.",
+        );
+    });
+}
+
+fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
+    section(ui, "Tearing", false, |ui| {
+        ui.checkbox(&mut p.tearing, "tear overstretched edges")
+            .on_hover_text("§5: an edge stretched beyond the threshold splits one of its vertices.");
+        ui.add(egui::Slider::new(&mut p.tear_threshold, 1.05..=10.0).logarithmic(true).text("threshold l/l0"))
+            .on_hover_text("Stretch ratio l/l0 at which an edge tears (§5). 1.05–10.");
+    });
+}
+
+fn vec3_row(ui: &mut egui::Ui, label: &str, v: &mut Vec3, range: f32, tip: &str) {
+    ui.horizontal(|ui| {
+        ui.label(label).on_hover_text(tip);
+        for c in [&mut v.x, &mut v.y, &mut v.z] {
+            ui.add(egui::DragValue::new(c).speed(0.05).range(-range..=range).max_decimals(2)).on_hover_text(tip);
+        }
+    });
+}
+
+fn environment(ui: &mut egui::Ui, p: &mut SimParams) {
+    section(ui, "Environment", false, |ui| {
+        vec3_row(ui, "gravity", &mut p.gravity, 100.0, "Gravitational acceleration g of line (5), m/s², x y z.");
+        vec3_row(
+            ui,
+            "wind",
+            &mut p.wind,
+            100.0,
+            "Wind velocity, m/s, x y z: pushes each triangle along its normal (line 5).",
+        );
+        ui.add(egui::Slider::new(&mut p.wind_gust, 0.0..=20.0).text("gusts (m/s)"))
+            .on_hover_text("Amplitude of random gusts added to the wind, m/s. 0–20.");
+        ui.add(egui::Slider::new(&mut p.air_drag, 0.0..=5.0).text("air drag"))
+            .on_hover_text("Aerodynamic coefficient, kg/(m²·s): force per triangle = c·area·((v_wind − v)·n) n. 0–5.");
+    });
+}
+
+fn statistics(ui: &mut egui::Ui, counts: SceneCounts, timings: &StageTimings, fps: f32) {
+    section(ui, "Statistics", true, |ui| {
+        egui::Grid::new("counts").num_columns(2).show(ui, |ui| {
+            for (label, value) in [
+                ("particles", counts.particles.to_string()),
+                ("constraints", counts.constraints.to_string()),
+                ("contacts", counts.contacts.to_string()),
+                ("torn edges", counts.torn_edges.to_string()),
+                ("frame rate", format!("{fps:.0} fps")),
+                ("step", format!("{:.2} ms", timings.last_step * 1e3)),
+            ] {
+                ui.label(label);
+                ui.monospace(value);
+                ui.end_row();
+            }
+        });
+        egui::Grid::new("stages").num_columns(2).show(ui, |ui| {
+            for stage in PbdStage::ALL {
+                ui.label(stage.name());
+                ui.monospace(format!("{:.3} ms", timings.last[stage as usize] * 1e3));
+                ui.end_row();
+            }
+        });
+        let points: PlotPoints = timings.history_ms.iter().enumerate().map(|(i, ms)| [i as f64, *ms as f64]).collect();
+        Plot::new("step_history")
+            .height(90.0)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .include_y(0.0)
+            .y_axis_label("step ms")
+            .show(ui, |plot| plot.line(Line::new("step ms", points)));
+    });
+}

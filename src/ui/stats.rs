@@ -1,0 +1,41 @@
+//! Numbers the panel shows: frame rate and the totals over all cloths.
+
+use bevy::prelude::*;
+
+use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
+
+/// Rendered frames per second, smoothed.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct FrameRate(pub f32);
+
+pub fn measure_frame_rate(time: Res<Time<Real>>, mut rate: ResMut<FrameRate>) {
+    let dt = time.delta_secs();
+    if dt > 0.0 {
+        let fps = 1.0 / dt;
+        rate.0 = if rate.0 == 0.0 { fps } else { rate.0 + 0.1 * (fps - rate.0) };
+    }
+}
+
+/// Totals over every cloth of the scene.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SceneCounts {
+    pub cloths: usize,
+    pub particles: usize,
+    pub constraints: usize,
+    pub contacts: usize,
+    pub torn_edges: usize,
+}
+
+impl SceneCounts {
+    pub fn of<'a>(
+        cloths: impl Iterator<Item = (&'a Particles, &'a StretchConstraints, &'a BendConstraints, &'a Contacts)>,
+    ) -> Self {
+        cloths.fold(Self::default(), |mut c, (p, s, b, k)| {
+            c.cloths += 1;
+            c.particles += p.len();
+            c.constraints += s.edges.len() + b.quads.len();
+            c.contacts += k.0.len();
+            c
+        })
+    }
+}

@@ -1,0 +1,73 @@
+//! The desktop app: Bevy's default plugins with one 1280×720 window, egui, the orbit camera, and drape's
+//! plugins; optionally a screenshot after N frames, then exit.
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::{PresentMode, WindowResolution};
+use bevy_egui::EguiPlugin;
+use bevy_panorbit_camera::PanOrbitCameraPlugin;
+
+use crate::input::InteractionPlugin;
+use crate::render::ClothRenderPlugin;
+use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc};
+use crate::sim::ClothSimPlugin;
+use crate::ui::PanelPlugin;
+
+/// Take a screenshot of the window after `frames` frames, save it to `path`, and exit.
+#[derive(Resource, Clone, Debug)]
+pub struct ScreenshotPlan {
+    pub path: PathBuf,
+    pub frames: u32,
+    requested: bool,
+    saved: bool,
+    frame: u32,
+}
+
+impl ScreenshotPlan {
+    pub fn new(path: PathBuf, frames: u32) -> Self {
+        Self { path, frames, requested: false, saved: false, frame: 0 }
+    }
+}
+
+/// The whole desktop application on scene `desc`.
+pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
+    let mut app = App::new();
+    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+        primary_window: Some(Window {
+            title: "drape — position based cloth".into(),
+            resolution: WindowResolution::new(1280, 720),
+            present_mode: PresentMode::AutoVsync,
+            ..default()
+        }),
+        ..default()
+    }))
+    .add_plugins((EguiPlugin::default(), PanOrbitCameraPlugin))
+    .add_plugins((ClothSimPlugin, ScenePlugin, ClothRenderPlugin, InteractionPlugin, PanelPlugin));
+    app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
+    if let Some(plan) = screenshot {
+        app.insert_resource(plan).add_systems(Update, take_screenshot_and_exit);
+    }
+    app
+}
+
+fn take_screenshot_and_exit(
+    mut commands: Commands,
+    mut plan: ResMut<ScreenshotPlan>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    plan.frame += 1;
+    if plan.saved {
+        exit.write(AppExit::Success);
+    } else if !plan.requested && plan.frame >= plan.frames {
+        plan.requested = true;
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(plan.path.clone()))
+            .observe(|_: On<ScreenshotCaptured>, mut plan: ResMut<ScreenshotPlan>| plan.saved = true);
+    } else if plan.frame > plan.frames + 600 {
+        error!("no screenshot was captured within 600 frames");
+        exit.write(AppExit::error());
+    }
+}
