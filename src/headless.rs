@@ -44,8 +44,14 @@ pub struct HeadlessReport {
 /// An App with the simulation and scene plugins and no window, with `desc` loaded (or its error in
 /// [`SceneStatus`]). Every further `update()` advances exactly one fixed step.
 pub fn headless_app(desc: SceneDesc) -> App {
+    headless_app_with(desc, |_| {})
+}
+
+/// [`headless_app`] with more plugins or resources added by `configure` before the App starts.
+pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, ClothSimPlugin, ScenePlugin));
+    configure(&mut app);
     let rate = desc.params.sanitized().rate_hz;
     app.insert_resource(Time::<Fixed>::from_hz(rate as f64));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / rate as f64)));

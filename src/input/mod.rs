@@ -6,25 +6,40 @@ pub mod keys;
 pub mod picking;
 
 use bevy::prelude::*;
-use bevy_egui::input::{egui_wants_any_keyboard_input, egui_wants_any_pointer_input};
 
 /// Marks the camera whose view the pointer acts in.
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct DrapeCamera;
 
-/// Mouse dragging, pinning and keyboard shortcuts. Needs `ButtonInput<MouseButton>`, `ButtonInput<KeyCode>`,
-/// a primary `Window`, a camera with [`DrapeCamera`], and bevy_egui's `EguiWantsInput`.
+/// Whether the user interface has the pointer or the keyboard (written by the panel from egui's state), so
+/// a press on the panel never grabs cloth and typing never triggers shortcuts.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UiCapture {
+    pub pointer: bool,
+    pub keyboard: bool,
+}
+
+fn pointer_free(capture: Res<UiCapture>) -> bool {
+    !capture.pointer
+}
+
+fn keyboard_free(capture: Res<UiCapture>) -> bool {
+    !capture.keyboard
+}
+
+/// Mouse dragging, pinning and keyboard shortcuts. Needs `ButtonInput<MouseButton>`, `ButtonInput<KeyCode>`
+/// (Bevy's `InputPlugin`), a primary `Window`, and a camera with [`DrapeCamera`].
 pub struct InteractionPlugin;
 
 impl Plugin for InteractionPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<drag::DragState>().add_systems(
+        app.init_resource::<drag::DragState>().init_resource::<UiCapture>().add_systems(
             Update,
             (
-                drag::begin_grab_or_pin.run_if(not(egui_wants_any_pointer_input)),
+                drag::begin_grab_or_pin.run_if(pointer_free),
                 drag::move_grab,
                 drag::end_grab,
-                keys::shortcuts.run_if(not(egui_wants_any_keyboard_input)),
+                keys::shortcuts.run_if(keyboard_free),
             )
                 .chain(),
         );

@@ -17,6 +17,18 @@ pub fn cursor_ray(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, cu
     dir.is_finite().then_some((position, dir))
 }
 
+/// The cursor position (logical pixels, origin top-left) at which `point` appears for the camera of
+/// [`cursor_ray`], or `None` if it is behind the camera. The inverse of [`cursor_ray`].
+pub fn cursor_of(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, point: Vec3) -> Option<Vec2> {
+    let local = rotation.inverse() * (point - position);
+    if local.z >= 0.0 || viewport.y <= 0.0 {
+        return None;
+    }
+    let half = (fov_y * 0.5).tan();
+    let ndc = Vec2::new(local.x / (-local.z * half * viewport.x / viewport.y), local.y / (-local.z * half));
+    Some(Vec2::new((ndc.x + 1.0) * 0.5 * viewport.x, (1.0 - ndc.y) * 0.5 * viewport.y))
+}
+
 /// The index of the point nearest to the ray (smallest angle seen from the origin) among those in front of
 /// it within `max_angle` radians, with its depth along the ray.
 pub fn nearest_to_ray(origin: Vec3, dir: Vec3, points: &[Vec3], max_angle: f32) -> Option<(usize, f32, f32)> {
@@ -57,6 +69,20 @@ mod tests {
         let (_, top) =
             cursor_ray(Vec3::ZERO, Quat::IDENTITY, 1.0, Vec2::new(800.0, 600.0), Vec2::new(400.0, 0.0)).unwrap();
         assert!((top.angle_between(Vec3::NEG_Z) - 0.5).abs() < 1e-5);
+    }
+
+    #[test]
+    fn cursor_of_inverts_cursor_ray() {
+        let (pos, rot, fov, vp) = (
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::from_euler(bevy::math::EulerRot::YXZ, 0.4, -0.2, 0.0),
+            0.8,
+            Vec2::new(1280.0, 720.0),
+        );
+        let cursor = Vec2::new(900.0, 200.0);
+        let (o, d) = cursor_ray(pos, rot, fov, vp, cursor).unwrap();
+        let back = cursor_of(pos, rot, fov, vp, o + d * 7.0).unwrap();
+        assert!((back - cursor).length() < 1e-2, "{back}");
     }
 
     #[test]

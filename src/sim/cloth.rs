@@ -150,6 +150,35 @@ impl ClothMaterial {
     }
 }
 
+/// The stiffnesses the solver uses: they follow [`ClothMaterial`]'s with time constant
+/// [`SolverStiffness::EASING`], so a stiffness changed live reshapes a resting cloth quasi-statically instead
+/// of making it jump.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct SolverStiffness {
+    pub stretch: f32,
+    pub bend: f32,
+}
+
+impl SolverStiffness {
+    /// Time constant of the easing, seconds.
+    pub const EASING: f32 = 0.6;
+
+    pub fn of(material: &ClothMaterial) -> Self {
+        Self { stretch: material.stretch_stiffness, bend: material.bend_stiffness }
+    }
+
+    /// Moves toward `material`'s stiffnesses over `dt` seconds.
+    pub fn ease_toward(&mut self, material: &ClothMaterial, dt: f32) {
+        let a = 1.0 - (-dt / Self::EASING).exp();
+        let step = |current: f32, target: f32| {
+            let next = current + (target - current) * a;
+            if (target - next).abs() < 1e-4 { target } else { next }
+        };
+        self.stretch = step(self.stretch, material.stretch_stiffness);
+        self.bend = step(self.bend, material.bend_stiffness);
+    }
+}
+
 /// Marks a cloth entity and names it.
 #[derive(Component, Clone, Debug, Default)]
 pub struct Cloth {
@@ -167,6 +196,7 @@ pub struct ClothBundle {
     pub attachments: Attachments,
     pub contacts: Contacts,
     pub material: ClothMaterial,
+    pub stiffness: SolverStiffness,
 }
 
 impl ClothBundle {
@@ -203,6 +233,7 @@ impl ClothBundle {
             bend: BendConstraints { quads, rest_angle, rest_distance },
             attachments: Attachments(attachments),
             contacts: Contacts::default(),
+            stiffness: SolverStiffness::of(&material),
             material,
         })
     }

@@ -26,6 +26,7 @@ pub mod params;
 pub mod stages;
 pub mod timings;
 pub mod topology;
+pub mod wind;
 
 use std::time::Instant;
 
@@ -127,6 +128,7 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<SimClock>()
             .init_resource::<SimControl>()
             .init_resource::<StageTimings>()
+            .init_resource::<wind::Wind>()
             .init_schedule(PbdSubstep)
             .configure_sets(
                 PbdSubstep,
@@ -157,7 +159,15 @@ impl Plugin for ClothSimPlugin {
                 FixedUpdate,
                 (ClothStepSystems::BeforeStep, ClothStepSystems::Step, ClothStepSystems::AfterStep).chain(),
             )
-            .add_systems(FixedUpdate, run_substeps.in_set(ClothStepSystems::Step))
+            .add_systems(
+                FixedUpdate,
+                (
+                    (wind::reset_gust_on_load, wind::update_gust, stages::ease_stiffness)
+                        .chain()
+                        .in_set(ClothStepSystems::BeforeStep),
+                    run_substeps.in_set(ClothStepSystems::Step),
+                ),
+            )
             .add_systems(PreUpdate, sync_fixed_rate);
     }
 }

@@ -7,25 +7,29 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{
-    Attachments, BendConstraints, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles, StretchConstraints,
+    Attachments, BendConstraints, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles, SolverStiffness,
+    StretchConstraints,
 };
 use super::collide::{Collider, contacts::generate_contacts, response::apply_friction_restitution, shapes::Shape};
 use super::constraints::{SolverSettings, attach::apply_attachments, project_constraints};
 use super::params::linearized;
+use super::wind::Wind;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
-/// Line (5): gravity and air on every cloth.
+/// Line (5): gravity and air (mean wind plus gust) on every cloth.
 pub fn external_forces(
     mut cloths: Query<(&mut Particles, &ClothMesh)>,
     params: Res<SimParams>,
+    wind: Res<Wind>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
+    let air = wind.velocity(&params);
     for (mut particles, mesh) in &mut cloths {
         let Particles { x, v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
-        integrate::apply_aerodynamics(x, v, w, &mesh.triangles, params.wind, params.air_drag, clock.dt);
+        integrate::apply_aerodynamics(x, v, w, &mesh.triangles, air, params.air_drag, clock.dt);
     }
     timings.add(PbdStage::ExternalForces, start);
 }
@@ -81,16 +85,16 @@ pub fn generate_collisions(
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
-    mut cloths: Query<(&mut Particles, &StretchConstraints, &BendConstraints, &mut Contacts, &ClothMaterial)>,
+    mut cloths: Query<(&mut Particles, &StretchConstraints, &BendConstraints, &mut Contacts, &SolverStiffness)>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    for (mut particles, stretch, bend, mut contacts, material) in &mut cloths {
+    for (mut particles, stretch, bend, mut contacts, stiffness) in &mut cloths {
         let settings = SolverSettings::new(
             params.iterations,
-            material.stretch_stiffness,
-            material.bend_stiffness,
+            stiffness.stretch,
+            stiffness.bend,
             params.bending_model,
             params.friction,
         );
@@ -131,4 +135,14 @@ pub fn velocity_response(
         );
     }
     timings.add(PbdStage::VelocityResponse, start);
+}
+
+/// Before each fixed step: the solver's stiffnesses follow the materials (see [`SolverStiffness`]).
+pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>, time: Res<Time<Fixed>>) {
+    let dt = time.timestep().as_secs_f32();
+    for (material, mut stiffness) in &mut cloths {
+        let mut next = *stiffness;
+        next.ease_toward(material, dt);
+        stiffness.set_if_neq(next);
+    }
 }

@@ -9,15 +9,24 @@ use bevy_egui::EguiPrimaryContextPass;
 use bevy_egui::input::EguiWantsInput;
 use bevy_panorbit_camera::PanOrbitCamera;
 
+use crate::input::UiCapture;
+
 /// The side panel and the camera's respect for it. Needs `EguiPlugin`.
 pub struct PanelPlugin;
 
 impl Plugin for PanelPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<stats::FrameRate>()
+            .add_systems(PreUpdate, share_ui_capture)
             .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel))
             .add_systems(EguiPrimaryContextPass, panel::side_panel);
     }
+}
+
+/// Tells the interaction systems whether egui has the pointer or the keyboard.
+fn share_ui_capture(wants: Res<EguiWantsInput>, mut capture: ResMut<UiCapture>) {
+    let now = UiCapture { pointer: wants.wants_any_pointer_input(), keyboard: wants.wants_any_keyboard_input() };
+    capture.set_if_neq(now);
 }
 
 /// The orbit camera does not react while the pointer is over the panel.
