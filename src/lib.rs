@@ -21,4 +21,5 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod ui;
+pub mod validate;
 pub mod window;

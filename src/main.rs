@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use drape::scene::{builtin, desc::SceneDesc};
+use drape::scene::{desc::SceneDesc, preset};
 use drape::window::{ScreenshotPlan, window_app};
 
 #[derive(Parser, Debug)]
@@ -13,7 +13,7 @@ use drape::window::{ScreenshotPlan, window_app};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Scene to open.
+    /// Preset to open: a name from assets/presets or a path to a .ron file.
     #[arg(long, default_value = "hanging_sheet")]
     preset: String,
     /// Save a PNG of the window after `--frames` frames, then exit.
@@ -28,6 +28,7 @@ struct Cli {
 enum Command {
     /// Run a scene with no window and print a JSON report on stdout.
     Headless {
+        /// Preset to run: a name from assets/presets or a path to a .ron file.
         #[arg(long, default_value = "hanging_sheet")]
         preset: String,
         /// Fixed steps to simulate.
@@ -43,7 +44,7 @@ enum Command {
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
-    builtin::by_name(name).ok_or_else(|| format!("unknown scene '{name}'; known scenes: {}", builtin::NAMES.join(", ")))
+    preset::load(name).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

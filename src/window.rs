@@ -11,6 +11,7 @@ use bevy_panorbit_camera::PanOrbitCameraPlugin;
 
 use crate::input::InteractionPlugin;
 use crate::render::ClothRenderPlugin;
+use crate::scene::library::PresetLibraryPlugin;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc};
 use crate::sim::ClothSimPlugin;
 use crate::ui::PanelPlugin;
@@ -34,7 +35,12 @@ impl ScreenshotPlan {
 /// The whole desktop application on scene `desc`.
 pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
     let mut app = App::new();
-    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+    let assets = AssetPlugin {
+        file_path: crate::scene::preset::asset_root().to_string_lossy().into_owned(),
+        watch_for_changes_override: Some(true),
+        ..default()
+    };
+    app.add_plugins(DefaultPlugins.set(assets).set(WindowPlugin {
         primary_window: Some(Window {
             title: "drape — position based cloth".into(),
             resolution: WindowResolution::new(1280, 720),
@@ -44,7 +50,14 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
         ..default()
     }))
     .add_plugins((EguiPlugin::default(), PanOrbitCameraPlugin))
-    .add_plugins((ClothSimPlugin, ScenePlugin, ClothRenderPlugin, InteractionPlugin, PanelPlugin));
+    .add_plugins((
+        ClothSimPlugin,
+        ScenePlugin,
+        PresetLibraryPlugin,
+        ClothRenderPlugin,
+        InteractionPlugin,
+        PanelPlugin,
+    ));
     app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
     if let Some(plan) = screenshot {
         app.insert_resource(plan).add_systems(Update, take_screenshot_and_exit);

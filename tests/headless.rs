@@ -3,15 +3,15 @@
 
 use bevy::prelude::*;
 use drape::headless::{self, headless_app};
-use drape::scene::builtin;
 use drape::scene::desc::{ClothDesc, ClothShape, PinSelector, Placement, SceneDesc};
+use drape::scene::preset;
 use drape::sim::SimClock;
 use drape::sim::cloth::{ClothMaterial, Particles};
 use drape::sim::collide::shapes::Shape;
 
 #[test]
 fn each_update_is_exactly_one_fixed_step() {
-    let mut app = headless_app(builtin::hanging_sheet());
+    let mut app = headless_app(preset::load("hanging_sheet").unwrap());
     for _ in 0..30 {
         app.update();
     }
@@ -26,7 +26,7 @@ const SETTLED_MAX_STRETCH: f32 = 0.10;
 
 #[test]
 fn hanging_sheet_settles() {
-    let r = headless::run(builtin::hanging_sheet(), 600).unwrap();
+    let r = headless::run(preset::load("hanging_sheet").unwrap(), 600).unwrap();
     assert!(r.finite);
     assert!((r.sim_time - 10.0).abs() < 1e-3);
     assert_eq!(r.particles, 33 * 33);
@@ -41,7 +41,7 @@ const SPHERE_PENETRATION_TOLERANCE: f32 = 0.002;
 
 #[test]
 fn sphere_drape_never_enters_the_sphere() {
-    let desc = builtin::sphere_drape();
+    let desc = preset::load("sphere_drape").unwrap();
     let mut app = headless_app(desc.clone());
     let sphere = desc.colliders.iter().find_map(|c| match c.shape {
         drape::sim::collide::ColliderShape::Sphere { radius } => {

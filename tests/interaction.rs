@@ -10,7 +10,7 @@ use bevy::window::{PrimaryWindow, WindowResolution};
 use drape::headless::{self, headless_app, headless_app_with};
 use drape::input::picking::cursor_of;
 use drape::input::{DrapeCamera, InteractionPlugin, UiCapture};
-use drape::scene::builtin;
+use drape::scene::preset;
 use drape::sim::cloth::{ClothMaterial, Grabbed, Particles};
 use drape::sim::{SimControl, SimParams, metrics};
 
@@ -20,7 +20,7 @@ const FOV: f32 = std::f32::consts::FRAC_PI_4;
 /// The hanging sheet after it has swung down, a window, and a camera looking at the sheet from +Z.
 fn app_with_mouse() -> (App, Entity, Transform) {
     let camera = Transform::from_xyz(0.0, 1.6, 4.0).looking_at(Vec3::new(0.0, 1.6, -1.0), Vec3::Y);
-    let mut app = headless_app_with(builtin::hanging_sheet(), |app| {
+    let mut app = headless_app_with(preset::load("hanging_sheet").unwrap(), |app| {
         app.add_plugins((InputPlugin, InteractionPlugin));
     });
     let window = app
@@ -158,7 +158,7 @@ fn shift_click_pins_and_unpins() {
 #[test]
 fn more_iterations_lower_the_stretch_of_a_hanging_sheet() {
     let stretch = |iterations: u32| {
-        let mut desc = builtin::hanging_sheet();
+        let mut desc = preset::load("hanging_sheet").unwrap();
         desc.params.iterations = iterations;
         desc.params.substeps = 1;
         headless::run(desc, 240).unwrap().max_stretch
@@ -167,7 +167,7 @@ fn more_iterations_lower_the_stretch_of_a_hanging_sheet() {
     assert!(many < 0.5 * few, "max stretch {few} at 2 iterations, {many} at 30");
 
     // the same through the live parameters resource of a running App
-    let mut app = headless_app(builtin::hanging_sheet());
+    let mut app = headless_app(preset::load("hanging_sheet").unwrap());
     app.world_mut().resource_mut::<SimParams>().substeps = 1;
     app.world_mut().resource_mut::<SimParams>().iterations = 2;
     for _ in 0..240 {
@@ -189,7 +189,7 @@ const STIFFNESS_CHANGE_ENERGY: f32 = 0.1;
 
 #[test]
 fn changing_stiffness_on_a_resting_sheet_injects_no_energy() {
-    let mut app = headless_app(builtin::hanging_sheet());
+    let mut app = headless_app(preset::load("hanging_sheet").unwrap());
     for _ in 0..900 {
         app.update();
     }
@@ -213,7 +213,7 @@ fn changing_stiffness_on_a_resting_sheet_injects_no_energy() {
 
 #[test]
 fn pause_and_single_step() {
-    let mut app = headless_app(builtin::hanging_sheet());
+    let mut app = headless_app(preset::load("hanging_sheet").unwrap());
     app.world_mut().resource_mut::<SimControl>().paused = true;
     let before = particles(&mut app).x;
     for _ in 0..10 {

@@ -95,9 +95,9 @@ pub fn add_collider_visuals(
         let color = appearance.map_or([0.5; 3], |a| a.color);
         let mesh = match collider.shape {
             ColliderShape::Plane => Plane3d::new(Vec3::Y, Vec2::splat(GROUND_HALF_SIZE)).mesh().build(),
-            ColliderShape::Sphere { radius } => {
-                Sphere::new(radius).mesh().ico(5).unwrap_or_else(|_| Sphere::new(radius).mesh().build())
-            }
+            ColliderShape::Sphere { radius } => Sphere::new(radius).mesh().uv(64, 32),
+            ColliderShape::Box { half_extents } => Cuboid::from_size(half_extents * 2.0).mesh().build(),
+            ColliderShape::Capsule { radius, half_height } => Capsule3d::new(radius, half_height * 2.0).mesh().build(),
         };
         let material = StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() };
         commands.entity(entity).insert((Mesh3d(meshes.add(mesh)), MeshMaterial3d(materials.add(material))));

@@ -1,13 +1,15 @@
-//! The scene description: what a preset file will hold. Plain serde data, independent of Bevy entities, so a
-//! scene can be built in code, written to RON, read back, and spawned headless or in a window.
+//! The scene description: what a preset file holds (`docs/presets.md` documents every field). Plain serde
+//! data, independent of Bevy entities, so a scene can be built in code, written to RON, read back, and spawned
+//! headless or in a window. Sizes and counts are checked while parsing (`validate.rs`).
 
 use bevy::math::{EulerRot, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use crate::sim::SimParams;
 use crate::sim::cloth::ClothMaterial;
-use crate::sim::collide::ColliderShape;
+use crate::sim::collide::{ColliderMotion, ColliderShape};
 use crate::sim::constraints::attach::Motion;
+use crate::validate;
 
 /// A whole scene: cloths, colliders, solver parameters, camera.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -18,6 +20,11 @@ pub struct SceneDesc {
     pub cloths: Vec<ClothDesc>,
     pub colliders: Vec<ColliderDesc>,
     pub camera: CameraDesc,
+    /// Seed of the random gusts.
+    pub seed: u64,
+    /// Where the scene was read from: its asset path (`presets/NAME.ron`), if it came from the asset folder.
+    #[serde(skip)]
+    pub source: Option<String>,
 }
 
 impl Default for SceneDesc {
@@ -28,6 +35,8 @@ impl Default for SceneDesc {
             cloths: Vec::new(),
             colliders: vec![ColliderDesc::ground()],
             camera: CameraDesc::default(),
+            seed: 0,
+            source: None,
         }
     }
 }
@@ -36,7 +45,9 @@ impl Default for SceneDesc {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Placement {
+    #[serde(deserialize_with = "validate::finite_vec")]
     pub translation: Vec3,
+    #[serde(deserialize_with = "validate::finite_vec")]
     pub rotation_degrees: Vec3,
 }
 
@@ -59,13 +70,24 @@ impl Placement {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ClothShape {
     /// `cols`×`rows` quads of `width`×`depth` metres in the local XZ plane (horizontal until rotated).
-    Grid { cols: u32, rows: u32, width: f32, depth: f32 },
+    Grid {
+        #[serde(deserialize_with = "validate::grid_cells")]
+        cols: u32,
+        #[serde(deserialize_with = "validate::grid_cells")]
+        rows: u32,
+        #[serde(deserialize_with = "validate::length")]
+        width: f32,
+        #[serde(deserialize_with = "validate::length")]
+        depth: f32,
+    },
 }
 
 /// Which vertices to attach, by texture coordinate (u along the grid's columns, v along its rows, both 0–1)
 /// or by index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PinSelector {
+    /// The four corners of a grid.
+    Corners,
     /// The vertex whose (u, v) is nearest.
     At { u: f32, v: f32 },
     /// Every vertex of the row nearest to v.
@@ -114,6 +136,8 @@ pub const CLOTH_RED: [f32; 3] = [0.85, 0.18, 0.14];
 pub struct ColliderDesc {
     pub shape: ColliderShape,
     pub placement: Placement,
+    /// How the collider moves (kinematic); `Static` by default.
+    pub motion: ColliderMotion,
     /// sRGB colour.
     pub color: [f32; 3],
 }
@@ -127,11 +151,21 @@ impl Default for ColliderDesc {
 impl ColliderDesc {
     /// The ground plane y = 0.
     pub fn ground() -> Self {
-        Self { shape: ColliderShape::Plane, placement: Placement::default(), color: [0.42, 0.45, 0.48] }
+        Self {
+            shape: ColliderShape::Plane,
+            placement: Placement::default(),
+            motion: ColliderMotion::Static,
+            color: [0.42, 0.45, 0.48],
+        }
     }
 
     pub fn sphere(center: Vec3, radius: f32) -> Self {
-        Self { shape: ColliderShape::Sphere { radius }, placement: Placement::at(center), color: [0.55, 0.62, 0.75] }
+        Self {
+            shape: ColliderShape::Sphere { radius },
+            placement: Placement::at(center),
+            motion: ColliderMotion::Static,
+            color: [0.55, 0.62, 0.75],
+        }
     }
 }
 

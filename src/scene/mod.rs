@@ -1,7 +1,10 @@
-//! Scenes as plain data ([`desc::SceneDesc`]), the built-in scenes, and spawning/despawning them.
+//! Scenes: the plain-data description ([`desc::SceneDesc`]), preset files ([`preset`]), the library of presets
+//! in the window app ([`library`]), saving the running scene ([`snapshot`]), and spawning ([`spawn`]).
 
-pub mod builtin;
 pub mod desc;
+pub mod library;
+pub mod preset;
+pub mod snapshot;
 pub mod spawn;
 
 pub use desc::SceneDesc;

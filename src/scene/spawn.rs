@@ -37,10 +37,12 @@ pub struct ActiveScene(pub SceneDesc);
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SceneRequest(pub Option<SceneDesc>);
 
-/// The outcome of the last scene load: the error, if it failed.
+/// What the panel reports about scenes: the last error (a scene or preset that failed to load), and the last
+/// message (such as where a preset was saved).
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SceneStatus {
     pub error: Option<String>,
+    pub message: Option<String>,
 }
 
 /// Loads requested scenes in `PreUpdate`, before the fixed step sees them.
@@ -94,7 +96,7 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
 
 fn build_collider(desc: &ColliderDesc) -> (Collider, Transform, Appearance) {
     let transform = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
-    (Collider { shape: desc.shape }, transform, Appearance { color: desc.color })
+    (Collider { shape: desc.shape, motion: desc.motion, start: transform }, transform, Appearance { color: desc.color })
 }
 
 /// The vertices `selectors` pick, sorted and without repeats. Selection by (u, v) uses the texture
@@ -107,6 +109,12 @@ pub fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]
     let mut picked: Vec<u32> = Vec::new();
     for s in selectors {
         match s {
+            PinSelector::Corners => {
+                for (u, v) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
+                    let key = |uv: &[f32; 2]| (uv[0] - u).powi(2) + (uv[1] - v).powi(2);
+                    picked.extend(nearest_by(&key).first());
+                }
+            }
             PinSelector::At { u, v } => {
                 let key = |uv: &[f32; 2]| (uv[0] - u).powi(2) + (uv[1] - v).powi(2);
                 picked.extend(nearest_by(&key).first());
@@ -161,11 +169,11 @@ pub fn apply_scene_request(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::builtin;
+    use crate::scene::preset;
 
     #[test]
     fn hanging_sheet_pins_two_adjacent_corners() {
-        let cloth = build_cloth(&builtin::hanging_sheet().cloths[0]).unwrap();
+        let cloth = build_cloth(&preset::load("hanging_sheet").unwrap().cloths[0]).unwrap();
         let pinned: Vec<u32> = cloth.attachments.0.iter().map(|a| a.vertex).collect();
         assert_eq!(pinned, vec![0, 32]);
         assert!(pinned.iter().all(|&i| cloth.particles.w[i as usize] == 0.0));

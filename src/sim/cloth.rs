@@ -120,13 +120,17 @@ pub struct Contacts(pub Vec<Contact>);
 #[serde(default)]
 pub struct ClothMaterial {
     /// k_stretch ∈ [0, 1] (§4.1), applied through the iteration-independent k' of §3.3. Default 1.
+    #[serde(deserialize_with = "crate::validate::unit")]
     pub stretch_stiffness: f32,
     /// k_bend ∈ [0, 1] (§4.1). Default 0.1.
+    #[serde(deserialize_with = "crate::validate::unit")]
     pub bend_stiffness: f32,
     /// Areal density ρ in kg/m² (§4.1). Range 0.01–10, default 0.2.
+    #[serde(deserialize_with = "crate::validate::length")]
     pub density: f32,
     /// Thickness h in metres: the collision margin against colliders (and later self-collision, §4.3).
     /// Range 0.001–0.1, default 0.01.
+    #[serde(deserialize_with = "crate::validate::length")]
     pub thickness: f32,
 }
 

@@ -7,10 +7,13 @@ use egui_plot::{Line, Plot, PlotPoints};
 
 use super::stats::{FrameRate, SceneCounts};
 use crate::input::keys::SHORTCUTS;
-use crate::scene::builtin;
+use crate::scene::library::PresetLibrary;
+use crate::scene::preset::{self, ScenePreset};
+use crate::scene::snapshot::{LiveCloth, snapshot};
 use crate::scene::spawn::SceneStatus;
 use crate::scene::{ActiveScene, SceneRequest};
-use crate::sim::cloth::{Attachments, BendConstraints, ClothMaterial, Contacts, Particles, StretchConstraints};
+use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
+use crate::sim::constraints::attach::Motion;
 use crate::sim::params::BendingModel;
 use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
 
@@ -30,17 +33,27 @@ type ClothQuery<'w, 's> = Query<
         &'static StretchConstraints,
         &'static BendConstraints,
         &'static Contacts,
+        &'static Cloth,
     ),
 >;
+
+/// Everything the scene section of the panel reads and changes.
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct SceneControls<'w> {
+    library: ResMut<'w, PresetLibrary>,
+    presets: Res<'w, Assets<ScenePreset>>,
+    server: Res<'w, AssetServer>,
+    active: Res<'w, ActiveScene>,
+    request: ResMut<'w, SceneRequest>,
+    status: ResMut<'w, SceneStatus>,
+}
 
 #[allow(clippy::too_many_arguments)]
 pub fn side_panel(
     mut contexts: EguiContexts,
     mut params: ResMut<SimParams>,
     mut control: ResMut<SimControl>,
-    mut request: ResMut<SceneRequest>,
-    active: Res<ActiveScene>,
-    status: Res<SceneStatus>,
+    mut scene: SceneControls,
     timings: Res<StageTimings>,
     frame_rate: Res<FrameRate>,
     mut cloths: ClothQuery,
@@ -56,24 +69,22 @@ pub fn side_panel(
             ui.heading("drape");
             ui.label(egui::RichText::new(HINT).italics());
             ui.separator();
-            actions(ui, &mut control, &mut request, &active);
-            if let Some(e) = &status.error {
-                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
-            }
+            actions(ui, &mut control, &mut scene);
+            scenes(ui, &mut scene, &params, &cloths);
             ui.separator();
             solver(ui, &mut params);
             material(ui, &mut params, &mut cloths);
             collisions(ui, &mut params);
             tearing(ui, &mut params);
             environment(ui, &mut params);
-            let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c)| (p, s, b, c)));
+            let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _)| (p, s, b, c)));
             statistics(ui, counts, &timings, frame_rate.0);
         });
     });
     Ok(())
 }
 
-fn actions(ui: &mut egui::Ui, control: &mut SimControl, request: &mut SceneRequest, active: &ActiveScene) {
+fn actions(ui: &mut egui::Ui, control: &mut SimControl, scene: &mut SceneControls) {
     ui.horizontal(|ui| {
         let label = if control.paused { "▶ Resume" } else { "⏸ Pause" };
         if ui.button(label).on_hover_text("Space").clicked() {
@@ -83,7 +94,7 @@ fn actions(ui: &mut egui::Ui, control: &mut SimControl, request: &mut SceneReque
             control.step_requests += 1;
         }
         if ui.button("⟲ Reset").on_hover_text("R").clicked() {
-            request.0 = Some(active.0.clone());
+            scene.request.0 = Some(scene.active.0.clone());
         }
     });
     ui.horizontal_wrapped(|ui| {
@@ -91,16 +102,64 @@ fn actions(ui: &mut egui::Ui, control: &mut SimControl, request: &mut SceneReque
             ui.label(egui::RichText::new(format!("{key}: {what}")).small().weak());
         }
     });
+}
+
+/// The preset picker, "save current as preset", and load errors.
+fn scenes(ui: &mut egui::Ui, scene: &mut SceneControls, params: &SimParams, cloths: &ClothQuery) {
     ui.horizontal(|ui| {
-        ui.label("Scene");
-        egui::ComboBox::from_id_salt("scene").selected_text(&active.0.name).show_ui(ui, |ui| {
-            for name in builtin::NAMES {
-                if ui.selectable_label(active.0.name == name, name).clicked() {
-                    request.0 = builtin::by_name(name);
+        ui.label("Preset").on_hover_text("Every .ron file in assets/presets; editing the open one reloads it.");
+        let mut chosen = None;
+        egui::ComboBox::from_id_salt("preset").selected_text(&scene.active.0.name).show_ui(ui, |ui| {
+            for (name, handle) in &scene.library.entries {
+                if ui.selectable_label(scene.active.0.name == *name, name).clicked() {
+                    chosen = Some(handle.clone());
                 }
             }
         });
+        if let Some(handle) = chosen {
+            match scene.presets.get(&handle) {
+                Some(ScenePreset(desc)) => scene.request.0 = Some(desc.clone()),
+                None => {
+                    let why = match scene.server.load_state(&handle) {
+                        bevy::asset::LoadState::Failed(e) => e.to_string(),
+                        _ => "still loading".to_string(),
+                    };
+                    scene.status.error = Some(why);
+                }
+            }
+        }
+        if ui.button("💾 Save").on_hover_text("Save the current scene and parameters as a new preset file").clicked()
+        {
+            let live: Vec<LiveCloth> = cloths
+                .iter()
+                .map(|(_, material, attachments, .., cloth)| LiveCloth {
+                    name: cloth.name.clone(),
+                    material: *material,
+                    pinned: attachments.0.iter().filter(|a| a.motion == Motion::Fixed).map(|a| a.vertex).collect(),
+                })
+                .collect();
+            let desc = snapshot(&scene.active.0, params, &live);
+            match preset::save_new(&desc) {
+                Ok(path) => {
+                    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    let (library, server) = (&mut scene.library, &scene.server);
+                    library.add(server, &name);
+                    info!("saved {}", path.display());
+                    scene.status.message = Some(format!("saved {}", path.display()));
+                }
+                Err(e) => {
+                    error!("{e}");
+                    scene.status.error = Some(e.to_string());
+                }
+            }
+        }
     });
+    if let Some(e) = &scene.status.error {
+        ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
+    }
+    if let Some(m) = &scene.status.message {
+        ui.label(egui::RichText::new(m).small());
+    }
 }
 
 fn section(ui: &mut egui::Ui, title: &str, open: bool, body: impl FnOnce(&mut egui::Ui)) {

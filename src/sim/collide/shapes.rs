@@ -1,7 +1,7 @@
 //! Collision shapes in world space with the queries §3.4 needs: does the ray x→p enter the shape (entry point
 //! q_c and normal n_c), and the closest surface point q_s with its normal for the static fallback.
 
-use bevy::math::Vec3;
+use bevy::math::{Quat, Vec3};
 
 /// A collision shape in world space.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,7 +15,22 @@ pub enum Shape {
         center: Vec3,
         radius: f32,
     },
+    /// An oriented box.
+    Box {
+        center: Vec3,
+        rotation: Quat,
+        half_extents: Vec3,
+    },
+    /// The points within `radius` of the segment a–b.
+    Capsule {
+        a: Vec3,
+        b: Vec3,
+        radius: f32,
+    },
 }
+
+/// Bisection steps of the generic ray test: the entry point is found to 2⁻³⁰ of the segment.
+const BISECTION_STEPS: u32 = 30;
 
 impl Shape {
     /// The shape grown by `margin` metres in every direction (the cloth thickness keeps cloth off surfaces).
@@ -23,6 +38,10 @@ impl Shape {
         match self {
             Shape::Plane { point, normal } => Shape::Plane { point: point + normal * margin, normal },
             Shape::Sphere { center, radius } => Shape::Sphere { center, radius: radius + margin },
+            Shape::Box { center, rotation, half_extents } => {
+                Shape::Box { center, rotation, half_extents: half_extents + Vec3::splat(margin) }
+            }
+            Shape::Capsule { a, b, radius } => Shape::Capsule { a, b, radius: radius + margin },
         }
     }
 
@@ -31,6 +50,11 @@ impl Shape {
         match *self {
             Shape::Plane { point, normal } => (q - point).dot(normal),
             Shape::Sphere { center, radius } => q.distance(center) - radius,
+            Shape::Box { center, rotation, half_extents } => {
+                let d = (rotation.inverse() * (q - center)).abs() - half_extents;
+                d.max(Vec3::ZERO).length() + d.max_element().min(0.0)
+            }
+            Shape::Capsule { a, b, radius } => q.distance(closest_on_segment(a, b, q)) - radius,
         }
     }
 
@@ -41,6 +65,31 @@ impl Shape {
             Shape::Sphere { center, radius } => {
                 let n = (q - center).normalize_or(Vec3::Y);
                 (center + n * radius, n)
+            }
+            Shape::Box { center, rotation, half_extents } => {
+                let local = rotation.inverse() * (q - center);
+                let clamped = local.clamp(-half_extents, half_extents);
+                let (point, normal) = if local != clamped {
+                    (clamped, (local - clamped).normalize_or(Vec3::Y))
+                } else {
+                    // inside: leave through the nearest face
+                    let gap = half_extents - local.abs();
+                    let axis = if gap.x <= gap.y && gap.x <= gap.z {
+                        Vec3::X
+                    } else if gap.y <= gap.z {
+                        Vec3::Y
+                    } else {
+                        Vec3::Z
+                    };
+                    let side = if local.dot(axis) >= 0.0 { axis } else { -axis };
+                    (local + side * gap.dot(axis), side)
+                };
+                (center + rotation * point, rotation * normal)
+            }
+            Shape::Capsule { a, b, radius } => {
+                let c = closest_on_segment(a, b, q);
+                let n = (q - c).normalize_or((b - a).any_orthonormal_vector());
+                (c + n * radius, n)
             }
         }
     }
@@ -78,7 +127,38 @@ impl Shape {
                 let q = a + d * t;
                 Some((q, (q - center) / radius))
             }
+            Shape::Box { .. } | Shape::Capsule { .. } => self.convex_ray_entry(a, b),
         }
+    }
+
+    /// Ray entry for any convex shape from its signed distance, which is convex along the segment: find the
+    /// segment's deepest point (ternary search), and if it is inside, bisect for the first crossing before it.
+    fn convex_ray_entry(&self, a: Vec3, b: Vec3) -> Option<(Vec3, Vec3)> {
+        let (da, db) = (self.signed_distance(a), self.signed_distance(b));
+        // signed distance is 1-Lipschitz: no point of the segment can be inside if da + db > |b − a|
+        if da < 0.0 || da + db > a.distance(b) {
+            return None;
+        }
+        let at = |t: f32| a + (b - a) * t;
+        let mut deepest = 1.0;
+        if db >= 0.0 {
+            let (mut lo, mut hi) = (0.0f32, 1.0f32);
+            for _ in 0..BISECTION_STEPS {
+                let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+                if self.signed_distance(at(m1)) < self.signed_distance(at(m2)) { hi = m2 } else { lo = m1 }
+            }
+            deepest = 0.5 * (lo + hi);
+            if self.signed_distance(at(deepest)) >= 0.0 {
+                return None;
+            }
+        }
+        let (mut lo, mut hi) = (0.0f32, deepest);
+        for _ in 0..BISECTION_STEPS {
+            let mid = 0.5 * (lo + hi);
+            if self.signed_distance(at(mid)) >= 0.0 { lo = mid } else { hi = mid }
+        }
+        let q = at(lo);
+        Some((q, self.closest_surface(q).1))
     }
 
     /// The collision constraint of line (8) for a vertex moving x→p: the continuous entry point if the ray
@@ -93,6 +173,13 @@ impl Shape {
             None
         }
     }
+}
+
+/// The point of the segment a–b closest to q.
+fn closest_on_segment(a: Vec3, b: Vec3, q: Vec3) -> Vec3 {
+    let ab = b - a;
+    let t = if ab.length_squared() > 0.0 { ((q - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    a + ab * t
 }
 
 #[cfg(test)]
@@ -128,5 +215,33 @@ mod tests {
         let (q, n) = ground.contact(Vec3::new(1.0, 0.5, 0.0), Vec3::new(2.0, -0.48, 0.0)).unwrap();
         assert!((q.y - 0.01).abs() < 1e-6 && n == Vec3::Y);
         assert!((q.x - 1.5).abs() < 1e-5);
+    }
+
+    #[test]
+    fn box_distances_normals_and_entry() {
+        let b = Shape::Box {
+            center: Vec3::Y,
+            rotation: Quat::from_rotation_y(0.3),
+            half_extents: Vec3::new(0.5, 0.25, 1.0),
+        };
+        assert!((b.signed_distance(Vec3::new(0.0, 2.0, 0.0)) - 0.75).abs() < 1e-5);
+        assert!((b.signed_distance(Vec3::Y) + 0.25).abs() < 1e-5);
+        let (q, n) = b.closest_surface(Vec3::new(0.0, 1.1, 0.0));
+        assert!((q - Vec3::new(0.0, 1.25, 0.0)).length() < 1e-5 && (n - Vec3::Y).length() < 1e-5);
+        // a fast ray straight through the box enters at its top face
+        let (q, n) = b.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
+        assert!((q.y - 1.25).abs() < 1e-4 && (n - Vec3::Y).length() < 1e-4, "{q} {n}");
+        assert!(b.contact(Vec3::new(3.0, 3.0, 0.0), Vec3::new(3.0, -3.0, 0.0)).is_none());
+    }
+
+    #[test]
+    fn capsule_distances_and_entry() {
+        let c = Shape::Capsule { a: Vec3::new(-1.0, 0.0, 0.0), b: Vec3::new(1.0, 0.0, 0.0), radius: 0.2 };
+        assert!((c.signed_distance(Vec3::new(0.5, 1.0, 0.0)) - 0.8).abs() < 1e-6);
+        assert!((c.signed_distance(Vec3::new(2.0, 0.0, 0.0)) - 0.8).abs() < 1e-6);
+        let (q, n) = c.contact(Vec3::new(0.3, 1.0, 0.0), Vec3::new(0.3, -1.0, 0.0)).unwrap();
+        assert!((q - Vec3::new(0.3, 0.2, 0.0)).length() < 1e-4 && (n - Vec3::Y).length() < 1e-4, "{q} {n}");
+        let (q, _) = c.contact(Vec3::new(0.0, 0.1, 0.0), Vec3::new(0.0, 0.12, 0.0)).unwrap();
+        assert!((q.y - 0.2).abs() < 1e-5, "static fallback to the closest surface point");
     }
 }

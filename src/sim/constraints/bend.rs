@@ -4,7 +4,8 @@
 //! For a pair of triangles (p1, p3, p2) and (p1, p2, p4) sharing the edge p1–p2, Appendix A shifts p1 to the
 //! origin, takes n1 = p2×p3/|p2×p3|, n2 = p2×p4/|p2×p4| and d = n1·n2. The projection is robust: a degenerate
 //! triangle (|p2×p3| ≈ 0), (anti)parallel normals where 1 − d² vanishes, or a zero denominator skip the
-//! constraint for this sweep instead of producing NaN.
+//! constraint for this sweep instead of producing NaN, and one projection corrects at most
+//! [`MAX_ANGLE_STEP`] of angle.
 
 use bevy::math::Vec3;
 
@@ -12,8 +13,15 @@ use super::stretch::project_distance;
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
 const DEGENERATE_SINE: f32 = 1e-6;
-/// Below this value of 1 − d² the normals count as (anti)parallel: the angle's gradient is undefined there.
-const PARALLEL: f32 = 1e-10;
+/// Below this value of 1 − d² (normals within 0.01 rad of (anti)parallel) the pair is skipped: at d = ±1 the
+/// gradient of arccos d is undefined, and in f32 the direction of eq. (25)–(28) is noise well before that. Near
+/// the flat rest state the skipped error is below 0.01 rad; a pair folded completely over (d = 1 with a flat rest)
+/// has no preferred side to unfold to.
+const PARALLEL: f32 = 1e-4;
+/// Largest angle error one projection corrects, radians. Eq. (29) is a Newton step on the linearisation of
+/// eq. (3), valid for small errors; a pair folded far from its rest angle (a crumpled, very stretchy cloth) would
+/// overshoot wildly, so it unfolds over several sweeps instead.
+pub const MAX_ANGLE_STEP: f32 = 0.3;
 
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
 /// degenerate.
@@ -65,7 +73,8 @@ pub fn project_dihedral_one(p: &mut [Vec3], w: &[f32], quad: [u32; 4], rest_angl
     if denominator.is_nan() || denominator <= f32::MIN_POSITIVE {
         return;
     }
-    let scale = -k * (1.0 - d * d).sqrt() * (d.acos() - rest_angle) / denominator;
+    let error = (d.acos() - rest_angle).clamp(-MAX_ANGLE_STEP, MAX_ANGLE_STEP);
+    let scale = -k * (1.0 - d * d).sqrt() * error / denominator;
     if !scale.is_finite() {
         return;
     }
@@ -182,6 +191,24 @@ mod tests {
             project_dihedral(&mut p, &[1.0; 4], &[[0, 1, 2, 3]], &[1.0], 1.0);
             assert!(p.iter().all(|v| v.is_finite()), "{case:?} -> {p:?}");
         }
+    }
+
+    #[test]
+    fn a_pair_folded_far_from_rest_unfolds_without_overshooting() {
+        // rest flat (π), folded to 0.25 rad, light particles: one linearised step would throw them far away
+        let rest = angle(&hinge(0.0));
+        let mut p = hinge(std::f32::consts::PI - 0.25).to_vec();
+        let w = [1280.0; 4];
+        let mut previous = angle(&p);
+        for _ in 0..40 {
+            let before = p.clone();
+            project_dihedral(&mut p, &w, &[[0, 1, 2, 3]], &[rest], 1.0);
+            let moved = p.iter().zip(&before).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
+            assert!(moved < 0.5, "one projection moved a vertex {moved} m");
+            assert!(angle(&p) >= previous - 1e-4, "the angle went back: {} → {}", previous, angle(&p));
+            previous = angle(&p);
+        }
+        assert!((angle(&p) - rest).abs() < 0.05, "did not unfold: {}", angle(&p));
     }
 
     #[test]
