@@ -14,7 +14,7 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 5] = ["bend_vs_stretch", "curtain", "flag", "hanging_sheet", "sphere_drape"];
+const SHIPPED: [&str; 6] = ["bend_vs_stretch", "curtain", "flag", "hanging_sheet", "sphere_drape", "tablecloth"];
 
 #[test]
 fn every_shipped_preset_loads_and_runs_600_frames() {
@@ -35,6 +35,22 @@ fn bend_vs_stretch_has_the_six_pieces_of_figure_3() {
     let pairs: Vec<(f32, f32)> =
         desc.cloths.iter().map(|c| (c.material.stretch_stiffness, c.material.bend_stiffness)).collect();
     assert_eq!(pairs, vec![(1.0, 1.0), (0.5, 1.0), (0.01, 1.0), (1.0, 0.0), (0.5, 0.0), (0.01, 0.0)]);
+}
+
+#[test]
+fn a_cloth_from_an_obj_file_and_a_broken_one() {
+    let built = build_scene(&preset::load("tablecloth").unwrap()).unwrap();
+    let cloth = &built.cloths[0].0;
+    assert_eq!((cloth.particles.len(), cloth.mesh.triangles.len()), (1027, 1944));
+    let dir = std::env::temp_dir().join(format!("drape-obj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = dir.join("broken.obj");
+    std::fs::write(&obj, "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 9\n").unwrap();
+    let text = format!("(cloths: [(shape: Obj(file: \"{}\"))])", obj.display());
+    let desc = preset::parse(text.as_bytes(), "uses_obj.ron").unwrap();
+    let message = build_scene(&desc).err().expect("a broken OBJ must not build").to_string();
+    assert!(message.contains("broken.obj:4") && message.contains("index 9"), "{message}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Parses `text` and returns the error's (line, column, reason).

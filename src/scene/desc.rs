@@ -80,6 +80,17 @@ pub enum ClothShape {
         #[serde(deserialize_with = "validate::length")]
         depth: f32,
     },
+    /// A triangle mesh from a Wavefront OBJ file, by its path in the asset folder (`meshes/NAME.obj`),
+    /// scaled by `scale`.
+    Obj {
+        file: String,
+        #[serde(default = "one", deserialize_with = "validate::length")]
+        scale: f32,
+    },
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 /// Which vertices to attach, by texture coordinate (u along the grid's columns, v along its rows, both 0–1)

@@ -3,6 +3,7 @@
 
 pub mod desc;
 pub mod library;
+pub mod obj;
 pub mod preset;
 pub mod snapshot;
 pub mod spawn;

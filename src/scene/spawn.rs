@@ -6,10 +6,12 @@ use bevy::prelude::*;
 use thiserror::Error;
 
 use super::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, SceneDesc};
+use super::obj;
 use crate::sim::cloth::ClothBundle;
 use crate::sim::collide::Collider;
 use crate::sim::constraints::attach::Attachment;
 use crate::sim::topology::{self, MeshError};
+use crate::sim::wind::GustSeed;
 use crate::sim::{SimClock, SimParams};
 
 /// Why a scene could not be built.
@@ -17,6 +19,8 @@ use crate::sim::{SimClock, SimParams};
 pub enum SceneError {
     #[error("cloth '{name}': {source}")]
     Cloth { name: String, source: MeshError },
+    #[error("cloth '{name}': {message}")]
+    MeshFile { name: String, message: String },
 }
 
 /// Every entity that belongs to the running scene; despawned when the scene is replaced.
@@ -84,6 +88,14 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
             }
             topology::grid(cols, rows, width, depth).map_err(err)?
         }
+        ClothShape::Obj { ref file, scale } => {
+            let mesh_error = |message: String| SceneError::MeshFile { name: desc.name.clone(), message };
+            let path = crate::scene::preset::asset_root().join(file);
+            let text = std::fs::read_to_string(&path).map_err(|e| mesh_error(format!("{file}: {e}")))?;
+            let mut mesh = obj::parse(&text, file).map_err(|e| mesh_error(e.to_string()))?;
+            mesh.positions.iter_mut().for_each(|p| *p *= scale);
+            mesh
+        }
     };
     let positions: Vec<Vec3> = local.positions.iter().map(|&p| desc.placement.apply(p)).collect();
     let attachments = select_vertices(&local.uvs, positions.len(), &desc.pins)
@@ -135,8 +147,7 @@ pub fn apply_scene_request(
     mut request: ResMut<SceneRequest>,
     mut active: ResMut<ActiveScene>,
     mut status: ResMut<SceneStatus>,
-    mut params: ResMut<SimParams>,
-    mut clock: ResMut<SimClock>,
+    (mut params, mut clock, mut seed): (ResMut<SimParams>, ResMut<SimClock>, ResMut<GustSeed>),
     old: Query<Entity, With<SceneEntity>>,
 ) {
     let Some(desc) = request.0.take() else {
@@ -161,6 +172,7 @@ pub fn apply_scene_request(
     }
     *params = desc.params.sanitized();
     *clock = SimClock::default();
+    seed.0 = desc.seed;
     status.error = None;
     info!("scene '{}' loaded", desc.name);
     active.0 = desc;

@@ -129,6 +129,7 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<SimControl>()
             .init_resource::<StageTimings>()
             .init_resource::<wind::Wind>()
+            .init_resource::<wind::GustSeed>()
             .init_schedule(PbdSubstep)
             .configure_sets(
                 PbdSubstep,

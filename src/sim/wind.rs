@@ -51,10 +51,15 @@ pub fn update_gust(mut wind: ResMut<Wind>, params: Res<SimParams>, time: Res<Tim
     wind.gust = next_gust(wind.gust, params.wind_gust, dt, noise);
 }
 
-/// Restarts the gusts (and their random sequence) when a scene is loaded, so every run is reproducible.
-pub fn reset_gust_on_load(clock: Res<SimClock>, mut wind: ResMut<Wind>) {
+/// The seed of the random gusts of the running scene.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct GustSeed(pub u64);
+
+/// Restarts the gusts (and their random sequence from the scene's seed) when a scene is loaded, so every run
+/// is reproducible.
+pub fn reset_gust_on_load(clock: Res<SimClock>, seed: Res<GustSeed>, mut wind: ResMut<Wind>) {
     if clock.is_changed() && clock.steps == 0 {
-        *wind = Wind::default();
+        *wind = Wind::seeded(seed.0);
     }
 }
 

@@ -124,6 +124,7 @@ fn scenes(ui: &mut egui::Ui, scene: &mut SceneControls, params: &SimParams, clot
                         bevy::asset::LoadState::Failed(e) => e.to_string(),
                         _ => "still loading".to_string(),
                     };
+                    error!("{why}");
                     scene.status.error = Some(why);
                 }
             }
