@@ -8,6 +8,9 @@ use bevy::prelude::*;
 use super::PbdStage;
 
 const STAGES: usize = PbdStage::ALL.len();
+/// One step of the history: milliseconds per stage (in [`PbdStage::ALL`] order), then of the whole step.
+pub type StepRecord = ([f32; STAGES], f32);
+
 /// Steps kept for the history plot.
 pub const HISTORY: usize = 240;
 
@@ -25,8 +28,9 @@ pub struct StageTimings {
     pub last_step: f64,
     /// Finished steps.
     pub steps: u64,
-    /// Milliseconds of the last [`HISTORY`] steps, oldest first.
-    pub history_ms: std::collections::VecDeque<f32>,
+    /// Milliseconds of the last [`HISTORY`] steps, oldest first: per stage (in [`PbdStage::ALL`] order, mesh
+    /// sync as last measured), then the whole step.
+    pub history_ms: std::collections::VecDeque<StepRecord>,
 }
 
 impl Default for StageTimings {
@@ -64,7 +68,7 @@ impl StageTimings {
         if self.history_ms.len() == HISTORY {
             self.history_ms.pop_front();
         }
-        self.history_ms.push_back((self.last_step * 1e3) as f32);
+        self.history_ms.push_back((self.last.map(|s| (s * 1e3) as f32), (self.last_step * 1e3) as f32));
     }
 
     /// Mesh sync runs once per rendered frame, outside the step: recorded on its own.

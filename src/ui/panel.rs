@@ -15,6 +15,7 @@ use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
 use crate::sim::constraints::attach::Motion;
 use crate::sim::params::BendingModel;
+use crate::sim::timings::StepRecord;
 use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
 
 /// Width of the panel, logical pixels.
@@ -77,10 +78,15 @@ pub fn side_panel(
             collisions(ui, &mut params);
             tearing(ui, &mut params);
             environment(ui, &mut params);
-            let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _)| (p, s, b, c)));
-            statistics(ui, counts, &timings, frame_rate.0);
         });
     });
+    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _)| (p, s, b, c)));
+    egui::Window::new("Statistics")
+        .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
+        .default_width(250.0)
+        .resizable(false)
+        .collapsible(true)
+        .show(ctx, |ui| statistics(ui, counts, &timings, frame_rate.0));
     Ok(())
 }
 
@@ -289,8 +295,9 @@ fn environment(ui: &mut egui::Ui, p: &mut SimParams) {
     });
 }
 
+/// Counts, frame rate and the time of every stage, in a small window at the top right of the view.
 fn statistics(ui: &mut egui::Ui, counts: SceneCounts, timings: &StageTimings, fps: f32) {
-    section(ui, "Statistics", true, |ui| {
+    {
         egui::Grid::new("counts").num_columns(2).show(ui, |ui| {
             for (label, value) in [
                 ("particles", counts.particles.to_string()),
@@ -312,14 +319,22 @@ fn statistics(ui: &mut egui::Ui, counts: SceneCounts, timings: &StageTimings, fp
                 ui.end_row();
             }
         });
-        let points: PlotPoints = timings.history_ms.iter().enumerate().map(|(i, ms)| [i as f64, *ms as f64]).collect();
+        let series = |value: &dyn Fn(&StepRecord) -> f32| -> PlotPoints {
+            timings.history_ms.iter().enumerate().map(|(i, h)| [i as f64, value(h) as f64]).collect()
+        };
         Plot::new("step_history")
-            .height(90.0)
+            .height(120.0)
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
             .include_y(0.0)
-            .y_axis_label("step ms")
-            .show(ui, |plot| plot.line(Line::new("step ms", points)));
-    });
+            .y_axis_label("ms per step")
+            .legend(egui_plot::Legend::default())
+            .show(ui, |plot| {
+                plot.line(Line::new("step", series(&|h| h.1)));
+                for stage in [PbdStage::Project, PbdStage::GenerateCollisions, PbdStage::ExternalForces] {
+                    plot.line(Line::new(stage.name(), series(&|h| h.0[stage as usize])));
+                }
+            });
+    }
 }
