@@ -41,6 +41,25 @@ enum Command {
         #[arg(long)]
         substeps: Option<u32>,
     },
+    /// Measure simulation time per frame; writes bench.csv, summary.txt and PNG plots into --out, or times one
+    /// workload and prints JSON.
+    Bench {
+        /// Folder for the CSV and the plots.
+        #[arg(long, default_value = "bench-out")]
+        out: std::path::PathBuf,
+        /// Time only this workload (`grid_distance`) and print JSON.
+        #[arg(long)]
+        workload: Option<String>,
+        /// Quads per side of the grid_distance workload.
+        #[arg(long, default_value_t = 127)]
+        grid: u32,
+        /// Runs per point (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+        /// Frames timed per run.
+        #[arg(long, default_value_t = 60)]
+        frames: u32,
+    },
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
@@ -67,6 +86,29 @@ fn main() -> ExitCode {
                         ExitCode::FAILURE
                     }
                 },
+                Err(e) => {
+                    eprintln!("drape: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Some(Command::Bench { out, workload, grid, repeats, frames }) => {
+            let config = drape::bench::BenchConfig { repeats, frames, ..Default::default() };
+            let result = match workload.as_deref() {
+                None => {
+                    drape::bench::run_all(&out, config).map(|_| format!("{{\"out\": {:?}}}", out.display().to_string()))
+                }
+                Some("grid_distance") => {
+                    drape::bench::measure("grid_distance", grid as f64, &drape::bench::grid_distance(grid), config)
+                        .and_then(|p| serde_json::to_string_pretty(&p).map_err(|e| e.to_string()))
+                }
+                Some(other) => Err(format!("unknown workload '{other}'; known: grid_distance")),
+            };
+            match result {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
                 Err(e) => {
                     eprintln!("drape: {e}");
                     ExitCode::from(2)

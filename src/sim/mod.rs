@@ -131,6 +131,10 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<wind::Wind>()
             .init_resource::<wind::GustSeed>()
             .init_schedule(PbdSubstep)
+            // the stages are a chain: a multi-threaded executor only adds scheduling overhead per substep
+            .edit_schedule(PbdSubstep, |schedule| {
+                schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::default());
+            })
             .configure_sets(
                 PbdSubstep,
                 (

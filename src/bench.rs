@@ -1,0 +1,295 @@
+//! `drape bench`: how the simulation time per frame grows with resolution, iterations and substeps, where the
+//! time goes, and what every preset costs — measured headless on the same schedule as the app, each point the
+//! median of repeated runs with its spread. Writes `bench.csv` and PNG plots into an output folder.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bevy::math::Vec3;
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::headless::headless_app;
+use crate::scene::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, Placement, SceneDesc};
+use crate::scene::preset;
+use crate::sim::cloth::{ClothMaterial, Particles};
+use crate::sim::params::BendingModel;
+use crate::sim::{SimParams, StageTimings};
+
+/// How much to measure.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchConfig {
+    /// Runs per point; the point is their median.
+    pub repeats: u32,
+    /// Frames simulated (and discarded) before timing.
+    pub warmup: u32,
+    /// Frames timed per run (fewer for very large cloths, at least 5).
+    pub frames: u32,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self { repeats: 3, warmup: 10, frames: 60 }
+    }
+}
+
+/// One measured point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub series: String,
+    pub x: f64,
+    pub particles: usize,
+    /// Median over the runs of the mean wall time per frame, ms.
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Mean ms per frame of each stage, in the median run.
+    pub stage_ms: BTreeMap<String, f64>,
+}
+
+/// The reference workload `grid_distance`: an N×N-quad sheet of 1 m × 1 m hanging in a vertical plane from its
+/// two top corners (top edge at y = 1.5 m), one stretch constraint per triangle edge with k = 1, distance
+/// bending with k = 1 between the opposite vertices of each adjacent triangle pair, 15 substeps × 1 iteration
+/// per 1/60 s frame, gravity −10 m/s², no damping, no air, no collisions but a ground plane.
+pub fn grid_distance(n: u32) -> SceneDesc {
+    SceneDesc {
+        name: format!("grid_distance_{n}"),
+        params: SimParams {
+            iterations: 1,
+            substeps: 15,
+            rate_hz: 60.0,
+            gravity: Vec3::new(0.0, -10.0, 0.0),
+            damping: 0.0,
+            air_drag: 0.0,
+            bending_model: BendingModel::Distance,
+            ..SimParams::default()
+        },
+        cloths: vec![ClothDesc {
+            name: "sheet".into(),
+            shape: ClothShape::Grid { cols: n, rows: n, width: 1.0, depth: 1.0 },
+            placement: Placement { translation: Vec3::new(0.0, 1.0, 0.0), rotation_degrees: Vec3::new(90.0, 0.0, 0.0) },
+            pins: vec![PinSelector::At { u: 0.0, v: 0.0 }, PinSelector::At { u: 1.0, v: 0.0 }],
+            material: ClothMaterial { stretch_stiffness: 1.0, bend_stiffness: 1.0, ..ClothMaterial::default() },
+            ..ClothDesc::default()
+        }],
+        colliders: vec![ColliderDesc::ground()],
+        ..SceneDesc::default()
+    }
+}
+
+/// The app's default cloth (the hanging sheet, dihedral bending) at `n`×`n` quads with the given solver counts.
+fn sheet(n: u32, iterations: u32, substeps: u32) -> Result<SceneDesc, String> {
+    let mut desc = preset::load("hanging_sheet").map_err(|e| e.to_string())?;
+    desc.name = format!("sheet_{n}");
+    desc.params.iterations = iterations;
+    desc.params.substeps = substeps;
+    for c in &mut desc.cloths {
+        c.shape = ClothShape::Grid { cols: n, rows: n, width: 2.0, depth: 2.0 };
+    }
+    Ok(desc)
+}
+
+/// Times `desc`: `repeats` fresh runs, each `warmup` untimed frames then timed frames.
+pub fn measure(series: &str, x: f64, desc: &SceneDesc, config: BenchConfig) -> Result<Point, String> {
+    let mut runs: Vec<(f64, BTreeMap<String, f64>)> = Vec::new();
+    let mut particles = 0;
+    for _ in 0..config.repeats.max(1) {
+        let mut app = headless_app(desc.clone());
+        if let Some(e) = &app.world().resource::<crate::scene::spawn::SceneStatus>().error {
+            return Err(e.clone());
+        }
+        particles = app.world_mut().query::<&Particles>().iter(app.world()).map(|p| p.len()).sum();
+        let frames = (config.frames as usize * 4096 / particles.max(1)).clamp(5, config.frames as usize);
+        for _ in 0..config.warmup {
+            app.update();
+        }
+        *app.world_mut().resource_mut::<StageTimings>() = StageTimings::default();
+        for _ in 0..frames {
+            app.update();
+        }
+        let timings = app.world().resource::<StageTimings>();
+        let stages = timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();
+        runs.push((timings.mean_step_ms(), stages));
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (min_ms, max_ms) = (runs[0].0, runs[runs.len() - 1].0);
+    let (median_ms, stage_ms) = runs.swap_remove(runs.len() / 2);
+    Ok(Point { series: series.into(), x, particles, median_ms, min_ms, max_ms, stage_ms })
+}
+
+/// Least-squares line y = a + b·x through `points`: (slope b, intercept a, R²).
+pub fn fit(points: &[(f64, f64)]) -> (f64, f64, f64) {
+    let n = points.len() as f64;
+    let (sx, sy) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+    let (mx, my) = (sx / n, sy / n);
+    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    let syy: f64 = points.iter().map(|(_, y)| (y - my).powi(2)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let r2 = if sxx > 0.0 && syy > 0.0 { sxy * sxy / (sxx * syy) } else { 1.0 };
+    (slope, my - slope * mx, r2)
+}
+
+/// Every sweep of the report; writes `bench.csv`, `summary.txt` and the plots into `out`.
+pub fn run_all(out: &Path, config: BenchConfig) -> Result<Vec<Point>, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut points = Vec::new();
+    let mut push = |p: Point| {
+        eprintln!(
+            "{:>12} {:>8} {:>7} particles  {:9.3} ms (min {:.3}, max {:.3})",
+            p.series, p.x, p.particles, p.median_ms, p.min_ms, p.max_ms
+        );
+        points.push(p);
+    };
+    for n in [16, 32, 64, 128, 256] {
+        push(measure("resolution", n as f64, &sheet(n, 4, 8)?, config)?);
+    }
+    for s in [1, 2, 4, 8, 16, 32] {
+        push(measure("substeps", s as f64, &sheet(64, 4, s)?, config)?);
+    }
+    for i in [1, 2, 4, 8, 16, 32] {
+        push(measure("iterations", i as f64, &sheet(64, i, 8)?, config)?);
+    }
+    for n in [32, 64, 127] {
+        push(measure("grid_distance", n as f64, &grid_distance(n), config)?);
+    }
+    for (k, name) in preset::names().iter().enumerate() {
+        let desc = preset::load(name).map_err(|e| e.to_string())?;
+        let mut p = measure("preset", k as f64, &desc, config)?;
+        p.series = format!("preset:{name}");
+        push(p);
+    }
+    write_csv(&out.join("bench.csv"), &points)?;
+    write_summary(&out.join("summary.txt"), &points)?;
+    plot_series(
+        &out.join("resolution.png"),
+        "time per frame vs resolution (4 iterations × 8 substeps)",
+        "particles",
+        &points,
+        "resolution",
+        true,
+    )?;
+    plot_series(
+        &out.join("substeps.png"),
+        "time per frame vs substeps (64² grid, 4 iterations)",
+        "substeps",
+        &points,
+        "substeps",
+        false,
+    )?;
+    plot_series(
+        &out.join("iterations.png"),
+        "time per frame vs iterations (64² grid, 8 substeps)",
+        "iterations",
+        &points,
+        "iterations",
+        false,
+    )?;
+    Ok(points)
+}
+
+fn write_csv(path: &Path, points: &[Point]) -> Result<(), String> {
+    let stages: Vec<&str> = crate::sim::PbdStage::ALL.iter().map(|s| s.name()).collect();
+    let mut text = format!("series,x,particles,median_ms,min_ms,max_ms,{}\n", stages.join(","));
+    for p in points {
+        let per_stage: Vec<String> =
+            stages.iter().map(|s| format!("{:.4}", p.stage_ms.get(*s).unwrap_or(&0.0))).collect();
+        text += &format!(
+            "{},{},{},{:.4},{:.4},{:.4},{}\n",
+            p.series,
+            p.x,
+            p.particles,
+            p.median_ms,
+            p.min_ms,
+            p.max_ms,
+            per_stage.join(",")
+        );
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn series<'a>(points: &'a [Point], name: &str) -> impl Iterator<Item = &'a Point> {
+    let name = name.to_string();
+    points.iter().filter(move |p| p.series == name)
+}
+
+fn write_summary(path: &Path, points: &[Point]) -> Result<(), String> {
+    let mut text = String::new();
+    let by_particles: Vec<(f64, f64)> =
+        series(points, "resolution").map(|p| (p.particles as f64, p.median_ms)).collect();
+    let (slope, _, r2) = fit(&by_particles);
+    text += &format!("resolution: {:.3} µs per particle per frame, R² = {r2:.4}\n", slope * 1e3);
+    for name in ["substeps", "iterations"] {
+        let pts: Vec<(f64, f64)> = series(points, name).map(|p| (p.x, p.median_ms)).collect();
+        let (slope, intercept, r2) = fit(&pts);
+        text += &format!("{name}: {slope:.3} ms per {name} + {intercept:.3} ms, R² = {r2:.4}\n");
+    }
+    for p in series(points, "resolution").filter(|p| p.x == 64.0) {
+        text += "stages at 64² (ms per frame):";
+        for (stage, ms) in &p.stage_ms {
+            text += &format!(" {stage} {ms:.3};");
+        }
+        text += "\n";
+    }
+    std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprint!("{text}");
+    Ok(())
+}
+
+fn plot_series(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    points: &[Point],
+    name: &str,
+    by_particles: bool,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    plotters::style::register_font("sans-serif", FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
+        .map_err(|_| err(&"font"))?;
+    let data: Vec<(f64, f64, f64, f64)> = series(points, name)
+        .map(|p| (if by_particles { p.particles as f64 } else { p.x }, p.median_ms, p.min_ms, p.max_ms))
+        .collect();
+    let x_max = data.iter().map(|d| d.0).fold(1.0, f64::max) * 1.05;
+    let y_max = data.iter().map(|d| d.3).fold(1e-3, f64::max) * 1.1;
+    let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc(x_label).y_desc("ms per frame (median, min–max)").draw().map_err(|e| err(&e))?;
+    chart.draw_series(LineSeries::new(data.iter().map(|d| (d.0, d.1)), &RED)).map_err(|e| err(&e))?;
+    chart.draw_series(data.iter().map(|d| Circle::new((d.0, d.1), 4, RED.filled()))).map_err(|e| err(&e))?;
+    chart
+        .draw_series(data.iter().map(|d| PathElement::new(vec![(d.0, d.2), (d.0, d.3)], BLACK)))
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_recovers_a_line() {
+        let (slope, intercept, r2) = fit(&[(1.0, 3.0), (2.0, 5.0), (4.0, 9.0)]);
+        assert!((slope - 2.0).abs() < 1e-9 && (intercept - 1.0).abs() < 1e-9 && (r2 - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn grid_distance_matches_its_definition() {
+        let desc = grid_distance(8);
+        let built = crate::scene::spawn::build_scene(&desc).unwrap();
+        let cloth = &built.cloths[0].0;
+        assert_eq!(cloth.particles.len(), 81);
+        let top = cloth.particles.x.iter().map(|x| x.y).fold(f32::MIN, f32::max);
+        assert!((top - 1.5).abs() < 1e-5, "top edge at {top}");
+        let pinned: Vec<Vec3> = cloth.attachments.0.iter().map(|a| a.anchor).collect();
+        assert_eq!(pinned.len(), 2);
+        assert!(pinned.iter().all(|p| (p.y - 1.5).abs() < 1e-5), "pins must be the two top corners");
+    }
+}
