@@ -62,8 +62,13 @@ fn follow_preset_files(
         }
     }
     for failure in failures.read() {
-        let message = failure.error.to_string();
+        let message = first_line(&failure.error.to_string());
         error!("{message}");
         status.error = Some(message);
     }
+}
+
+/// The message of an asset error without the backtrace Bevy appends when `RUST_BACKTRACE` is set.
+pub fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().to_string()
 }

@@ -127,7 +127,7 @@ fn scenes(ui: &mut egui::Ui, scene: &mut SceneControls, params: &SimParams, clot
                 Some(ScenePreset(desc)) => scene.request.0 = Some(desc.clone()),
                 None => {
                     let why = match scene.server.load_state(&handle) {
-                        bevy::asset::LoadState::Failed(e) => e.to_string(),
+                        bevy::asset::LoadState::Failed(e) => crate::scene::library::first_line(&e.to_string()),
                         _ => "still loading".to_string(),
                     };
                     error!("{why}");
