@@ -77,6 +77,32 @@ pub fn grid_distance(n: u32) -> SceneDesc {
     }
 }
 
+/// The real-time target workload `grid_dihedral`: the hanging sheet (a grid whose triangle edges are the
+/// stretch and shear constraints) with the paper's dihedral bending, `n`×`n` quads, 10 iterations × 1 substep.
+pub fn grid_dihedral(n: u32) -> Result<SceneDesc, String> {
+    let mut desc = sheet(n, 10, 1)?;
+    desc.name = format!("grid_dihedral_{n}");
+    Ok(desc)
+}
+
+/// The workloads `drape bench --workload NAME --grid N` knows.
+pub const WORKLOADS: [&str; 2] = ["grid_distance", "grid_dihedral"];
+
+/// The scene of workload `name` at `n`×`n` quads.
+pub fn workload(name: &str, n: u32) -> Result<SceneDesc, String> {
+    match name {
+        "grid_distance" => Ok(grid_distance(n)),
+        "grid_dihedral" => grid_dihedral(n),
+        other => Err(format!("unknown workload '{other}'; known: {}", WORKLOADS.join(", "))),
+    }
+}
+
+/// `desc` with the parallel projection switched on or off.
+pub fn with_parallel(mut desc: SceneDesc, parallel: bool) -> SceneDesc {
+    desc.params.parallel = parallel;
+    desc
+}
+
 /// The app's default cloth (the hanging sheet, dihedral bending) at `n`×`n` quads with the given solver counts.
 fn sheet(n: u32, iterations: u32, substeps: u32) -> Result<SceneDesc, String> {
     let mut desc = preset::load("hanging_sheet").map_err(|e| e.to_string())?;
@@ -152,6 +178,18 @@ pub fn run_all(out: &Path, config: BenchConfig) -> Result<Vec<Point>, String> {
     }
     for n in [32, 64, 127] {
         push(measure("grid_distance", n as f64, &grid_distance(n), config)?);
+    }
+    // threads: 1 vs all, on the two reference workloads
+    for (name, n) in [("grid_distance", 127), ("grid_dihedral", 256)] {
+        for parallel in [false, true] {
+            let threads = crate::sim::parallel::solver_threads(parallel);
+            push(measure(
+                &format!("threads:{name}"),
+                threads as f64,
+                &with_parallel(workload(name, n)?, parallel),
+                config,
+            )?);
+        }
     }
     for (k, name) in preset::names().iter().enumerate() {
         let desc = preset::load(name).map_err(|e| e.to_string())?;

@@ -99,10 +99,10 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         world.query::<(&Particles, &StretchConstraints, &BendConstraints, &Contacts, &crate::sim::cloth::ClothMesh)>();
     for (particles, stretch, bend, contacts, mesh) in cloths.iter(world) {
         r.particles += particles.len();
-        r.constraints += stretch.edges.len() + bend.quads.len();
+        r.constraints += stretch.len() + bend.len();
         r.triangles += mesh.triangles.len();
         r.contacts += contacts.0.len();
-        r.max_stretch = r.max_stretch.max(metrics::max_stretch(&particles.x, &stretch.edges, &stretch.rest_length));
+        r.max_stretch = r.max_stretch.max(metrics::max_stretch(&particles.x, stretch.edges(), stretch.rest_length()));
         r.kinetic_energy += metrics::kinetic_energy(&particles.v, &particles.mass);
         r.finite &= metrics::all_finite(&particles.x);
         for shape in &shapes {

@@ -47,12 +47,15 @@ enum Command {
         /// Folder for the CSV and the plots.
         #[arg(long, default_value = "bench-out")]
         out: std::path::PathBuf,
-        /// Time only this workload (`grid_distance`) and print JSON.
+        /// Time only this workload (`grid_distance`, `grid_dihedral`) and print JSON.
         #[arg(long)]
         workload: Option<String>,
-        /// Quads per side of the grid_distance workload.
+        /// Quads per side of the workload's grid.
         #[arg(long, default_value_t = 127)]
         grid: u32,
+        /// Project on one thread instead of the whole compute pool.
+        #[arg(long)]
+        single_threaded: bool,
         /// Runs per point (the median is reported).
         #[arg(long, default_value_t = 3)]
         repeats: u32,
@@ -92,17 +95,16 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Bench { out, workload, grid, repeats, frames }) => {
+        Some(Command::Bench { out, workload, grid, single_threaded, repeats, frames }) => {
             let config = drape::bench::BenchConfig { repeats, frames, ..Default::default() };
             let result = match workload.as_deref() {
                 None => {
                     drape::bench::run_all(&out, config).map(|_| format!("{{\"out\": {:?}}}", out.display().to_string()))
                 }
-                Some("grid_distance") => {
-                    drape::bench::measure("grid_distance", grid as f64, &drape::bench::grid_distance(grid), config)
-                        .and_then(|p| serde_json::to_string_pretty(&p).map_err(|e| e.to_string()))
-                }
-                Some(other) => Err(format!("unknown workload '{other}'; known: grid_distance")),
+                Some(name) => drape::bench::workload(name, grid)
+                    .map(|desc| drape::bench::with_parallel(desc, !single_threaded))
+                    .and_then(|desc| drape::bench::measure(name, grid as f64, &desc, config))
+                    .and_then(|p| serde_json::to_string_pretty(&p).map_err(|e| e.to_string())),
             };
             match result {
                 Ok(json) => {

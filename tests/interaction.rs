@@ -190,7 +190,7 @@ const STIFFNESS_CHANGE_ENERGY: f32 = 0.1;
 #[test]
 fn changing_stiffness_on_a_resting_sheet_injects_no_energy() {
     let mut app = headless_app(preset::load("hanging_sheet").unwrap());
-    for _ in 0..900 {
+    for _ in 0..1200 {
         app.update();
     }
     let resting = headless::report(app.world_mut(), "", 0).kinetic_energy;

@@ -22,6 +22,7 @@ pub mod constraints;
 pub mod damping;
 pub mod integrate;
 pub mod metrics;
+pub mod parallel;
 pub mod params;
 pub mod stages;
 pub mod timings;

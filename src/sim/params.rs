@@ -49,6 +49,9 @@ pub struct SimParams {
     pub tearing: bool,
     /// Stretch ratio l/l0 at which an edge tears (§5). Range 1.05–10, default 2.
     pub tear_threshold: f32,
+    /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
+    /// result is identical either way. Default on.
+    pub parallel: bool,
 }
 
 impl Default for SimParams {
@@ -67,6 +70,7 @@ impl Default for SimParams {
             restitution: 0.0,
             tearing: false,
             tear_threshold: 2.0,
+            parallel: true,
         }
     }
 }
@@ -97,6 +101,7 @@ impl SimParams {
             restitution: finite_or(self.restitution, d.restitution).clamp(0.0, 1.0),
             tearing: self.tearing,
             tear_threshold: finite_or(self.tear_threshold, d.tear_threshold).clamp(1.05, 10.0),
+            parallel: self.parallel,
         }
     }
 }

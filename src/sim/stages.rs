@@ -11,7 +11,8 @@ use super::cloth::{
     StretchConstraints,
 };
 use super::collide::{Collider, contacts::generate_contacts, response::apply_friction_restitution, shapes::Shape};
-use super::constraints::{SolverSettings, attach::apply_attachments, project_constraints};
+use super::constraints::plan::ProjectionPlan;
+use super::constraints::{ClothConstraints, SolverSettings, attach::apply_attachments, project_constraints};
 use super::params::linearized;
 use super::wind::Wind;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
@@ -85,21 +86,35 @@ pub fn generate_collisions(
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
-    mut cloths: Query<(&mut Particles, &StretchConstraints, &BendConstraints, &mut Contacts, &SolverStiffness)>,
+    mut cloths: Query<(
+        &mut Particles,
+        &StretchConstraints,
+        &BendConstraints,
+        &mut ProjectionPlan,
+        &mut Contacts,
+        &SolverStiffness,
+    )>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    for (mut particles, stretch, bend, mut contacts, stiffness) in &mut cloths {
-        let settings = SolverSettings::new(
-            params.iterations,
-            stiffness.stretch,
-            stiffness.bend,
-            params.bending_model,
-            params.friction,
-        );
+    for (mut particles, stretch, bend, mut plan, mut contacts, stiffness) in &mut cloths {
+        if !plan.is_for(stretch, bend) {
+            *plan = ProjectionPlan::new(stretch, bend);
+        }
+        let settings = SolverSettings {
+            parallel: params.parallel,
+            ..SolverSettings::new(
+                params.iterations,
+                stiffness.stretch,
+                stiffness.bend,
+                params.bending_model,
+                params.friction,
+            )
+        };
         let Particles { x, p, w, .. } = &mut *particles;
-        project_constraints(p, x, w, stretch, bend, &mut contacts.0, settings);
+        let cloth = ClothConstraints { stretch, bend, plan: &plan };
+        project_constraints(p, x, w, cloth, &mut contacts.0, settings);
     }
     timings.add(PbdStage::Project, start);
 }

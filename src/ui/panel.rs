@@ -186,6 +186,11 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
         ui.add(egui::Slider::new(&mut p.rate_hz, 10.0..=240.0).text("fixed rate (Hz)")).on_hover_text(
             "Fixed-step frequency of the simulation, Hz; Δt = 1/rate. PBD stiffness depends on Δt (§3.3). 10–240.",
         );
+        let threads = crate::sim::parallel::solver_threads(true);
+        ui.checkbox(&mut p.parallel, format!("parallel projection ({threads} threads)")).on_hover_text(
+            "Project each colour of constraints (a set touching disjoint particles) on all threads of Bevy's \
+             compute pool. Off: one thread. The result is identical either way.",
+        );
     });
 }
 

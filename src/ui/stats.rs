@@ -33,7 +33,7 @@ impl SceneCounts {
         cloths.fold(Self::default(), |mut c, (p, s, b, k)| {
             c.cloths += 1;
             c.particles += p.len();
-            c.constraints += s.edges.len() + b.quads.len();
+            c.constraints += s.len() + b.len();
             c.contacts += k.0.len();
             c
         })

@@ -11,6 +11,7 @@ use bevy::math::Vec3;
 
 use super::shapes::Shape;
 use crate::sim::cloth::Contact;
+use crate::sim::constraints::access::ParticleAccess;
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and shape whose ray x→p enters the
 /// shape grown by `margin`, or lies inside it. Vertices with w = 0 are skipped.
@@ -24,8 +25,14 @@ pub fn generate_contacts(
     out: &mut Vec<Contact>,
 ) {
     out.clear();
+    let Some((min, max)) = swept_bounds(x, p) else {
+        return;
+    };
     for shape in shapes {
         let shape = shape.inflated(margin);
+        if !shape.may_touch_box(min, max) {
+            continue;
+        }
         for i in 0..x.len() {
             if w[i] == 0.0 {
                 continue;
@@ -37,25 +44,32 @@ pub fn generate_contacts(
     }
 }
 
+/// The axis-aligned box around every ray x→p, or `None` for no particles.
+fn swept_bounds(x: &[Vec3], p: &[Vec3]) -> Option<(Vec3, Vec3)> {
+    let first = *x.first()?;
+    let bounds = x.iter().chain(p).fold((first, first), |(lo, hi), &q| (lo.min(q), hi.max(q)));
+    Some(bounds)
+}
+
 /// Projects every contact: if C(p) = (p − q)·n < 0, move p back onto the surface along n. The collider has
 /// infinite mass, so the whole correction goes to the particle; it is added up in [`Contact::pushed`]. Then
 /// static friction with coefficient μ: a tangential displacement p − x of at most μ · pushed is removed.
-pub fn project_contacts(p: &mut [Vec3], x: &[Vec3], w: &[f32], contacts: &mut [Contact], friction: f32) {
+pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut [Contact], friction: f32) {
     for c in contacts {
         let i = c.vertex as usize;
-        if w[i] == 0.0 {
+        if i >= x.len() || i >= p.len() || p.w(i) == 0.0 {
             continue;
         }
         let n = c.normal;
-        let depth = (p[i] - c.point).dot(n);
+        let depth = (p.p(i) - c.point).dot(n);
         if depth < 0.0 {
-            p[i] -= n * depth;
+            p.shift(i, -n * depth);
             c.pushed -= depth;
         }
-        let moved = p[i] - x[i];
+        let moved = p.p(i) - x[i];
         let slip = moved - n * moved.dot(n);
         if c.pushed > 0.0 && slip.length_squared() <= (friction * c.pushed).powi(2) {
-            p[i] -= slip;
+            p.shift(i, -slip);
         }
     }
 }
@@ -63,6 +77,7 @@ pub fn project_contacts(p: &mut [Vec3], x: &[Vec3], w: &[f32], contacts: &mut [C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::constraints::access::Slices;
 
     #[test]
     fn projected_vertex_ends_on_the_surface_and_pinned_vertices_are_ignored() {
@@ -74,7 +89,7 @@ mod tests {
         generate_contacts(&x, &p, &[Vec3::NEG_Y; 3], &w, &ground, 0.0, &mut contacts);
         assert_eq!(contacts.len(), 1);
         assert_eq!(contacts[0].approach_speed, -1.0);
-        project_contacts(&mut p, &x, &w, &mut contacts, 0.0);
+        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts, 0.0);
         assert!(p[0].y.abs() < 1e-6);
         assert!((contacts[0].pushed - 0.2).abs() < 1e-6);
         assert_eq!(p[1].y, -0.3);
@@ -88,7 +103,7 @@ mod tests {
         let mut p = [Vec3::new(0.04, -0.1, 0.0), Vec3::new(1.08, -0.1, 0.0)];
         let mut contacts = Vec::new();
         generate_contacts(&x, &p, &[Vec3::ZERO; 2], &[1.0; 2], &ground, 0.0, &mut contacts);
-        project_contacts(&mut p, &x, &[1.0; 2], &mut contacts, 0.5);
+        project_contacts(&mut Slices { p: &mut p, w: &[1.0; 2] }, &x, &mut contacts, 0.5);
         assert!((p[0] - x[0]).length() < 1e-6, "held: {}", p[0]);
         assert!((p[1] - Vec3::new(1.08, 0.0, 0.0)).length() < 1e-6, "slides on: {}", p[1]);
     }
@@ -104,7 +119,7 @@ mod tests {
             crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt);
             crate::sim::integrate::predict(&x, &v, &mut p, dt);
             generate_contacts(&x, &p, &v, &[1.0], &slope, 0.0, &mut contacts);
-            project_contacts(&mut p, &x, &[1.0], &mut contacts, friction);
+            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, friction);
             crate::sim::integrate::update_velocities(&mut x, &p, &mut v, dt);
         }
         x[0].length()

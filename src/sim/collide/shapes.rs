@@ -161,6 +161,14 @@ impl Shape {
         Some((q, self.closest_surface(q).1))
     }
 
+    /// Whether any point of the axis-aligned box `min`–`max` may lie inside the shape. Conservative, from the
+    /// signed distance being 1-Lipschitz: no point of the box is closer to the surface than the box centre's
+    /// distance minus the half-diagonal. Lets line (8) skip a whole cloth far from a collider.
+    pub fn may_touch_box(&self, min: Vec3, max: Vec3) -> bool {
+        let (center, half_diagonal) = ((min + max) * 0.5, (max - min).length() * 0.5);
+        self.signed_distance(center) <= half_diagonal
+    }
+
     /// The collision constraint of line (8) for a vertex moving x→p: the continuous entry point if the ray
     /// enters the shape, the closest surface point if the ray lies completely inside (static fallback), and
     /// nothing otherwise.
@@ -187,6 +195,27 @@ mod tests {
     use super::*;
 
     const SPHERE: Shape = Shape::Sphere { center: Vec3::ZERO, radius: 1.0 };
+
+    #[test]
+    fn box_culling_is_conservative() {
+        let shapes = [
+            Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y },
+            Shape::Sphere { center: Vec3::new(0.3, 0.2, 0.0), radius: 0.25 },
+            Shape::Box { center: Vec3::X, rotation: Quat::from_rotation_y(0.7), half_extents: Vec3::splat(0.2) },
+            Shape::Capsule { a: Vec3::ZERO, b: Vec3::new(0.0, 0.0, 1.0), radius: 0.1 },
+        ];
+        let (min, max) = (Vec3::new(-0.5, 0.05, -0.5), Vec3::new(0.5, 0.6, 0.5));
+        for shape in shapes {
+            let touched = (0..1000).any(|k| {
+                let t = Vec3::new((k % 10) as f32, ((k / 10) % 10) as f32, (k / 100) as f32) / 9.0;
+                shape.signed_distance(min + (max - min) * t) < 0.0
+            });
+            assert!(!touched || shape.may_touch_box(min, max), "{shape:?} touches the box but was culled");
+        }
+        let far = Shape::Sphere { center: Vec3::new(0.0, 5.0, 0.0), radius: 1.0 };
+        assert!(!far.may_touch_box(min, max));
+        assert!(!shapes[0].may_touch_box(Vec3::new(-0.2, 1.0, -0.2), Vec3::new(0.2, 2.0, 0.2)));
+    }
 
     #[test]
     fn fast_ray_through_sphere_is_caught_at_entry() {

@@ -9,6 +9,7 @@
 
 use bevy::math::Vec3;
 
+use super::access::{ParticleAccess, Slices};
 use super::stretch::project_distance;
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
@@ -60,13 +61,13 @@ fn appendix_a_gradients([p1, p2, p3, p4]: [Vec3; 4]) -> Option<([Vec3; 4], f32)>
 
 /// Projects one dihedral bending constraint by eq. (29) with (linearised) stiffness `k`.
 #[inline]
-pub fn project_dihedral_one(p: &mut [Vec3], w: &[f32], quad: [u32; 4], rest_angle: f32, k: f32) {
+pub fn project_dihedral_one(p: &mut impl ParticleAccess, quad: [u32; 4], rest_angle: f32, k: f32) {
     let ids = quad.map(|i| i as usize);
-    let ws = ids.map(|i| w[i]);
+    let ws = ids.map(|i| p.w(i));
     if ws == [0.0; 4] {
         return;
     }
-    let Some((q, d)) = appendix_a_gradients(ids.map(|i| p[i])) else {
+    let Some((q, d)) = appendix_a_gradients(ids.map(|i| p.p(i))) else {
         return;
     };
     let denominator: f32 = (0..4).map(|j| ws[j] * q[j].length_squared()).sum();
@@ -79,23 +80,35 @@ pub fn project_dihedral_one(p: &mut [Vec3], w: &[f32], quad: [u32; 4], rest_angl
         return;
     }
     for j in 0..4 {
-        p[ids[j]] += q[j] * (scale * ws[j]);
+        p.shift(ids[j], q[j] * (scale * ws[j]));
     }
 }
 
-/// One Gauss–Seidel sweep over all dihedral bending constraints.
-pub fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
+/// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order.
+#[inline]
+pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
     for (&quad, &phi0) in quads.iter().zip(rest_angle) {
-        project_dihedral_one(p, w, quad, phi0, k);
+        project_dihedral_one(p, quad, phi0, k);
     }
 }
 
 /// One sweep of the cheaper bending model: a distance constraint between the two vertices p3, p4 opposite
 /// each shared edge. Unlike the dihedral term it also resists stretching across the edge.
-pub fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest: &[f32], k: f32) {
+#[inline]
+pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], k: f32) {
     for (q, &l0) in quads.iter().zip(rest) {
-        project_distance(p, w, q[2] as usize, q[3] as usize, l0, k);
+        project_distance(p, q[2] as usize, q[3] as usize, l0, k);
     }
+}
+
+/// One Gauss–Seidel sweep over all dihedral bending constraints.
+pub fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
+    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, k);
+}
+
+/// One sweep of opposite-vertex distance bending over all quads.
+pub fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest: &[f32], k: f32) {
+    sweep_opposite_distance(&mut Slices { p, w }, quads, rest, k);
 }
 
 #[cfg(test)]

@@ -1,16 +1,25 @@
 //! Constraint projection, lines (9)–(11) of §3.1: `iterations` Gauss–Seidel sweeps over every constraint in a
 //! fixed order (stretch, bending, contacts), each projected by eq. (6)–(9) with inverse-mass weights.
+//! Each sweep goes colour by colour (`coloring`, `plan`), the colours shared by threads (`crate::sim::parallel`).
 //! Stiffness enters through k' = 1 − (1 − k)^(1/n_s) (§3.3) so the result does not depend on the iteration
 //! count n_s.
 
+pub mod access;
 pub mod attach;
 pub mod bend;
+pub mod coloring;
+pub mod plan;
 pub mod stretch;
+
+use std::sync::Mutex;
 
 use bevy::math::Vec3;
 
+use self::access::SharedParticles;
+use self::plan::{ProjectionPlan, Work};
 use super::cloth::{BendConstraints, Contact, StretchConstraints};
 use super::collide::contacts::project_contacts;
+use super::parallel::run_phased;
 use super::params::{BendingModel, linearized};
 
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
@@ -22,6 +31,8 @@ pub struct SolverSettings {
     pub bending_model: BendingModel,
     /// Friction coefficient μ of the contacts (static part, §3.4).
     pub friction: f32,
+    /// Project each colour on the compute task pool (false: on the calling thread only).
+    pub parallel: bool,
 }
 
 impl SolverSettings {
@@ -34,33 +45,82 @@ impl SolverSettings {
             bend_k: linearized(k_bend, iterations),
             bending_model,
             friction,
+            parallel: true,
         }
+    }
+
+    /// The same settings, projected on one thread.
+    pub fn single_threaded(self) -> Self {
+        Self { parallel: false, ..self }
     }
 }
 
+/// The internal constraints of one cloth, and the order to project them in.
+#[derive(Clone, Copy)]
+pub struct ClothConstraints<'a> {
+    pub stretch: &'a StretchConstraints,
+    pub bend: &'a BendConstraints,
+    /// Must be [`ProjectionPlan::is_for`] `stretch` and `bend`; otherwise nothing is projected.
+    pub plan: &'a ProjectionPlan,
+}
+
 /// Lines (9)–(11): projects all constraints of one cloth `iterations` times onto the predictions `p`
-/// (positions `x` at the start of the step are needed by contact friction).
+/// (positions `x` at the start of the step are needed by contact friction). Colour by colour, each colour's
+/// chunks shared by the task pool's threads when `settings.parallel`; the result is the same either way.
 pub fn project_constraints(
     p: &mut [Vec3],
     x: &[Vec3],
     w: &[f32],
-    stretch: &StretchConstraints,
-    bend: &BendConstraints,
+    cloth: ClothConstraints,
     contacts: &mut [Contact],
     settings: SolverSettings,
 ) {
-    for _ in 0..settings.iterations {
-        stretch::project_stretch(p, w, &stretch.edges, &stretch.rest_length, settings.stretch_k);
-        if settings.bend_k > 0.0 {
-            match settings.bending_model {
-                BendingModel::Dihedral => bend::project_dihedral(p, w, &bend.quads, &bend.rest_angle, settings.bend_k),
-                BendingModel::Distance => {
-                    bend::project_opposite_distance(p, w, &bend.quads, &bend.rest_distance, settings.bend_k)
+    let ClothConstraints { stretch, bend, plan } = cloth;
+    let n = p.len();
+    if !plan.is_for(stretch, bend) || stretch.vertex_count() != n || bend.vertex_count() != n || w.len() != n {
+        debug_assert!(false, "projection plan or constraints do not match the particles");
+        return;
+    }
+    // SAFETY: every stretch and bend index is below n (checked by their constructors, n compared above);
+    // chunks running at the same time belong to one colour, whose constraints share no particle; the contacts
+    // run alone in their phase and check their indices; `p` is borrowed mutably for the whole call.
+    let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
+        return;
+    };
+    let contacts = Mutex::new(contacts);
+    let work = |j: usize| {
+        let Some(chunk) = plan.chunks().get(j) else {
+            return;
+        };
+        let mut view = particles;
+        let range = chunk.start as usize..chunk.end as usize;
+        match chunk.work {
+            Work::Stretch => stretch::sweep_stretch(
+                &mut view,
+                &stretch.edges()[range.clone()],
+                &stretch.rest_length()[range],
+                settings.stretch_k,
+            ),
+            Work::Bend if settings.bend_k > 0.0 => {
+                let quads = &bend.quads()[range.clone()];
+                match settings.bending_model {
+                    BendingModel::Dihedral => {
+                        bend::sweep_dihedral(&mut view, quads, &bend.rest_angle()[range], settings.bend_k)
+                    }
+                    BendingModel::Distance => {
+                        bend::sweep_opposite_distance(&mut view, quads, &bend.rest_distance()[range], settings.bend_k)
+                    }
+                }
+            }
+            Work::Bend => {}
+            Work::Contacts => {
+                if let Ok(mut contacts) = contacts.lock() {
+                    project_contacts(&mut view, x, &mut contacts, settings.friction);
                 }
             }
         }
-        project_contacts(p, x, w, contacts, settings.friction);
-    }
+    };
+    run_phased(plan.phase_start(), settings.iterations, settings.parallel, work);
 }
 
 /// Test helpers shared by the constraint tests: momenta of a set of particles.

@@ -2,29 +2,38 @@
 
 use bevy::math::Vec3;
 
+use super::access::{ParticleAccess, Slices};
+
 /// Projects one distance constraint between particles `i` and `j` with rest length `rest` and (linearised)
 /// stiffness `k`: eq. (10)–(11), the special case of eq. (8)–(9) for C = |p_i − p_j| − d.
 #[inline]
-pub fn project_distance(p: &mut [Vec3], w: &[f32], i: usize, j: usize, rest: f32, k: f32) {
-    let w_sum = w[i] + w[j];
+pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f32, k: f32) {
+    let (wi, wj) = (p.w(i), p.w(j));
+    let w_sum = wi + wj;
     if w_sum <= 0.0 {
         return;
     }
-    let d = p[i] - p[j];
+    let d = p.p(i) - p.p(j);
     let len = d.length();
     if len <= f32::EPSILON {
         return;
     }
     let correction = d * (k * (len - rest) / (len * w_sum));
-    p[i] -= correction * w[i];
-    p[j] += correction * w[j];
+    p.shift(i, -correction * wi);
+    p.shift(j, correction * wj);
+}
+
+/// One Gauss–Seidel sweep over the stretch constraints `edges` with rest lengths `rest`, in array order.
+#[inline]
+pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f32], k: f32) {
+    for (&[a, b], &l0) in edges.iter().zip(rest) {
+        project_distance(p, a as usize, b as usize, l0, k);
+    }
 }
 
 /// One Gauss–Seidel sweep over all stretch constraints, in array order.
 pub fn project_stretch(p: &mut [Vec3], w: &[f32], edges: &[[u32; 2]], rest: &[f32], k: f32) {
-    for (&[a, b], &l0) in edges.iter().zip(rest) {
-        project_distance(p, w, a as usize, b as usize, l0, k);
-    }
+    sweep_stretch(&mut Slices { p, w }, edges, rest, k);
 }
 
 #[cfg(test)]

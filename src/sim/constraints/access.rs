@@ -1,0 +1,90 @@
+//! How the projection kernels read and move particles: through [`ParticleAccess`], implemented by plain
+//! checked slices ([`Slices`]) and by [`SharedParticles`], the unchecked view the parallel solver hands to
+//! every worker of one colour (§3.2's projections of one colour touch disjoint particles).
+
+use bevy::math::Vec3;
+
+/// Read positions p_i and inverse masses w_i, move positions.
+pub trait ParticleAccess {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn p(&self, i: usize) -> Vec3;
+    fn w(&self, i: usize) -> f32;
+    fn shift(&mut self, i: usize, delta: Vec3);
+}
+
+/// Bounds-checked access to a cloth's predictions and inverse masses.
+pub struct Slices<'a> {
+    pub p: &'a mut [Vec3],
+    pub w: &'a [f32],
+}
+
+impl ParticleAccess for Slices<'_> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.p.len().min(self.w.len())
+    }
+    #[inline]
+    fn p(&self, i: usize) -> Vec3 {
+        self.p[i]
+    }
+    #[inline]
+    fn w(&self, i: usize) -> f32 {
+        self.w[i]
+    }
+    #[inline]
+    fn shift(&mut self, i: usize, delta: Vec3) {
+        self.p[i] += delta;
+    }
+}
+
+/// Unchecked access to predictions and inverse masses shared by the workers of one colour. Copies of it live
+/// on several threads at once; that is sound only under the contract of [`SharedParticles::new`].
+#[derive(Clone, Copy)]
+pub struct SharedParticles {
+    p: *mut Vec3,
+    w: *const f32,
+    len: usize,
+}
+
+// SAFETY: the contract of `new` makes concurrent use data-race free (disjoint indices per thread).
+unsafe impl Send for SharedParticles {}
+unsafe impl Sync for SharedParticles {}
+
+impl SharedParticles {
+    /// A shared view of `p` and `w` (of equal length, else `None`).
+    ///
+    /// # Safety
+    /// While any copy of the view is in use: every index passed to it is below `p.len()`, no two threads use
+    /// the same index between two synchronisation points, and nothing else reads or writes `p`.
+    pub unsafe fn new(p: &mut [Vec3], w: &[f32]) -> Option<Self> {
+        (p.len() == w.len()).then_some(Self { p: p.as_mut_ptr(), w: w.as_ptr(), len: p.len() })
+    }
+}
+
+impl ParticleAccess for SharedParticles {
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    fn p(&self, i: usize) -> Vec3 {
+        debug_assert!(i < self.len);
+        // SAFETY: i < len by the contract of `new`; no other thread writes index i now.
+        unsafe { *self.p.add(i) }
+    }
+    #[inline]
+    fn w(&self, i: usize) -> f32 {
+        debug_assert!(i < self.len);
+        // SAFETY: i < len by the contract of `new`; w is never written while the view exists.
+        unsafe { *self.w.add(i) }
+    }
+    #[inline]
+    fn shift(&mut self, i: usize, delta: Vec3) {
+        debug_assert!(i < self.len);
+        // SAFETY: i < len, and this thread is the only one using index i until the next synchronisation.
+        unsafe { *self.p.add(i) += delta }
+    }
+}

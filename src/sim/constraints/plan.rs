@@ -1,0 +1,103 @@
+//! The order in which one cloth's constraints are projected in each iteration (lines (9)–(11)): every colour
+//! of stretch constraints, every colour of bending constraints, then the contacts — each colour cut into
+//! chunks that threads share (see [`crate::sim::parallel`]). Built from the colourings when a cloth is made
+//! and rebuilt only when they change (tearing); no allocation per step.
+
+use bevy::prelude::*;
+
+use crate::sim::cloth::{BendConstraints, StretchConstraints};
+
+/// Constraints per chunk: enough work (≈ 5–40 µs) to amortise claiming it, small enough to balance threads.
+pub const CHUNK: u32 = 64;
+
+/// Which constraints a chunk projects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// `StretchConstraints` in `range` (one colour or part of it).
+    Stretch,
+    /// `BendConstraints` in `range`.
+    Bend,
+    /// All collision constraints of the step, on one thread (a vertex may have several).
+    Contacts,
+}
+
+/// A slice of one phase's constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    pub work: Work,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// One iteration's chunks in order, and for each the first chunk of its phase (colour).
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct ProjectionPlan {
+    stretch_colors: Vec<u32>,
+    bend_colors: Vec<u32>,
+    chunks: Vec<Chunk>,
+    phase_start: Vec<u32>,
+}
+
+impl ProjectionPlan {
+    /// The plan for these colourings.
+    pub fn new(stretch: &StretchConstraints, bend: &BendConstraints) -> Self {
+        let mut plan = Self {
+            stretch_colors: stretch.color_offsets().to_vec(),
+            bend_colors: bend.color_offsets().to_vec(),
+            ..Self::default()
+        };
+        for (work, offsets) in [(Work::Stretch, stretch.color_offsets()), (Work::Bend, bend.color_offsets())] {
+            for color in offsets.windows(2) {
+                plan.push_phase(work, color[0], color[1]);
+            }
+        }
+        plan.push_phase(Work::Contacts, 0, 1);
+        plan
+    }
+
+    fn push_phase(&mut self, work: Work, start: u32, end: u32) {
+        let first = self.chunks.len() as u32;
+        let pieces = (end - start).div_ceil(CHUNK).max(1);
+        let size = (end - start).div_ceil(pieces);
+        for k in 0..pieces {
+            let from = start + k * size;
+            self.chunks.push(Chunk { work, start: from, end: (from + size).min(end) });
+            self.phase_start.push(first);
+        }
+    }
+
+    /// Whether the plan was built for these colourings.
+    pub fn is_for(&self, stretch: &StretchConstraints, bend: &BendConstraints) -> bool {
+        self.stretch_colors == stretch.color_offsets() && self.bend_colors == bend.color_offsets()
+    }
+
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    pub fn phase_start(&self) -> &[u32] {
+        &self.phase_start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_each_colour_exactly_and_phases_follow_colours() {
+        let n = 60;
+        let edges: Vec<[u32; 2]> = (0..n - 1).map(|i| [i, i + 1]).chain((0..n - 2).map(|i| [i, i + 2])).collect();
+        let count = edges.len();
+        let stretch = StretchConstraints::new(edges, vec![1.0; count], n as usize);
+        let plan = ProjectionPlan::new(&stretch, &BendConstraints::default());
+        assert!(plan.is_for(&stretch, &BendConstraints::default()));
+        let covered: u32 = plan.chunks().iter().filter(|c| c.work == Work::Stretch).map(|c| c.end - c.start).sum();
+        assert_eq!(covered as usize, stretch.len());
+        assert_eq!(plan.chunks().last().map(|c| c.work), Some(Work::Contacts));
+        for (j, &first) in plan.phase_start().iter().enumerate() {
+            assert!(first as usize <= j);
+            assert_eq!(plan.chunks()[first as usize].work, plan.chunks()[j].work);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Running the solver's colour phases on Bevy's `ComputeTaskPool`.
+//!
+//! The work of one projection stage is a sequence of *chunks* (slices of one colour's constraints, see
+//! [`constraints::coloring`](super::constraints::coloring)), repeated for every iteration. Chunks of the same
+//! *phase* (colour) touch disjoint particles and may run at once; a chunk starts only when every chunk of the
+//! earlier phases is finished.
+//!
+//! One task-pool scope per stage call, not one per colour: the participating threads claim chunks from one
+//! atomic counter and wait on a second one that counts finished chunks. Waiting only ever happens for chunks
+//! already claimed by a running thread, so the scheme cannot deadlock whatever number of pool threads actually
+//! joins in (a late thread finds nothing left and returns). The result does not depend on which thread ran a
+//! chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is the
+//! single-threaded switch.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use bevy::tasks::ComputeTaskPool;
+
+/// Spins before a waiting thread starts yielding its time slice.
+const SPINS_BEFORE_YIELD: u32 = 256;
+
+/// Runs `rounds` repetitions of chunks `0..phase_start.len()`, calling `work(chunk)`. `phase_start[j]` is the
+/// index of the first chunk of chunk j's phase (non-decreasing, `phase_start[j] <= j`). With `parallel` the
+/// calling thread and the compute task pool's threads share the chunks of each phase.
+pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl Fn(usize) + Sync) {
+    let len = phase_start.len();
+    let widest_phase = phase_start.iter().enumerate().map(|(j, &s)| j + 1 - s as usize).max().unwrap_or(0);
+    let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 0);
+    let (Some(pool), true) = (pool, parallel && widest_phase > 1) else {
+        for _ in 0..rounds {
+            (0..len).for_each(&work);
+        }
+        return;
+    };
+    let total = rounds.saturating_mul(len as u32);
+    let next = AtomicU32::new(0);
+    let done = AtomicU32::new(0);
+    let drain = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= total {
+                return;
+            }
+            let j = i as usize % len;
+            wait_until(&done, i - j as u32 + phase_start[j]);
+            work(j);
+            done.fetch_add(1, Ordering::AcqRel);
+        }
+    };
+    pool.scope(|scope| {
+        for _ in 0..pool.thread_num() {
+            scope.spawn(async { drain() });
+        }
+        drain();
+    });
+}
+
+/// Waits until `counter` reaches `target`.
+#[inline]
+fn wait_until(counter: &AtomicU32, target: u32) {
+    let mut spins = 0;
+    while counter.load(Ordering::Acquire) < target {
+        if spins < SPINS_BEFORE_YIELD {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Threads that work on a parallel stage: the caller plus the compute pool's threads.
+pub fn solver_threads(parallel: bool) -> usize {
+    if !parallel {
+        return 1;
+    }
+    1 + ComputeTaskPool::try_get().map_or(0, |pool| pool.thread_num())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn phases_run_in_order_and_every_chunk_once_per_round() {
+        ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(3).build());
+        // phases: {0,1,2}, {3}, {4,5}
+        let phase_start = [0, 0, 0, 3, 4, 4];
+        for parallel in [false, true] {
+            let log = Mutex::new(Vec::new());
+            run_phased(&phase_start, 4, parallel, |j| log.lock().unwrap().push(j));
+            let log = log.into_inner().unwrap();
+            assert_eq!(log.len(), 24);
+            // phase of each logged chunk, round by round, never goes back within a round
+            let phase = |j: usize| phase_start[j];
+            for round in log.chunks(6) {
+                assert!(round.windows(2).all(|w| phase(w[0]) <= phase(w[1])), "{round:?}");
+                let mut sorted = round.to_vec();
+                sorted.sort();
+                assert_eq!(sorted, [0, 1, 2, 3, 4, 5]);
+            }
+        }
+    }
+}
