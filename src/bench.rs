@@ -9,7 +9,7 @@ use bevy::math::Vec3;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::headless::headless_app;
+use crate::headless::headless_app_with;
 use crate::scene::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, Placement, SceneDesc};
 use crate::scene::preset;
 use crate::sim::cloth::{ClothMaterial, Particles};
@@ -120,7 +120,9 @@ pub fn measure(series: &str, x: f64, desc: &SceneDesc, config: BenchConfig) -> R
     let mut runs: Vec<(f64, BTreeMap<String, f64>)> = Vec::new();
     let mut particles = 0;
     for _ in 0..config.repeats.max(1) {
-        let mut app = headless_app(desc.clone());
+        let mut app = headless_app_with(desc.clone(), |app| {
+            app.add_plugins(crate::render::cloth_mesh::HeadlessMeshSyncPlugin);
+        });
         if let Some(e) = &app.world().resource::<crate::scene::spawn::SceneStatus>().error {
             return Err(e.clone());
         }

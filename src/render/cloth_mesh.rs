@@ -67,7 +67,32 @@ pub fn sync_cloth_meshes(
             vertex_normals(&particles.x, &cloth_mesh.triangles, normals);
         }
     }
-    timings.add_mesh_sync(start);
+    timings.add_outside_step(crate::sim::PbdStage::MeshSync, start);
+}
+
+/// Gives every cloth without one a render mesh asset (what `visuals::add_cloth_visuals` does in the window,
+/// minus the material).
+pub fn attach_render_meshes(
+    mut commands: Commands,
+    cloths: Query<(Entity, &Particles, &ClothMesh), Without<Mesh3d>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+) {
+    for (entity, particles, mesh) in &cloths {
+        commands.entity(entity).insert(Mesh3d(meshes.add(build_mesh(particles, mesh))));
+    }
+}
+
+/// The render-mesh upload without a renderer: mesh assets kept in sync every frame exactly as in the window,
+/// so headless runs and `drape bench` measure [`PbdStage::MeshSync`](crate::sim::PbdStage::MeshSync) too.
+pub struct HeadlessMeshSyncPlugin;
+
+impl Plugin for HeadlessMeshSyncPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<AssetPlugin>() {
+            app.add_plugins(AssetPlugin::default());
+        }
+        app.init_asset::<Mesh>().add_systems(PostUpdate, (attach_render_meshes, sync_cloth_meshes).chain());
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,13 @@ pub enum ClothShape {
         #[serde(default = "one", deserialize_with = "validate::length")]
         scale: f32,
     },
+    /// A closed sphere: an icosahedron subdivided `subdivisions` times (0–6; 10·4^s + 2 vertices) of radius
+    /// `radius` metres, centred on the placement's origin.
+    Icosphere {
+        subdivisions: u32,
+        #[serde(deserialize_with = "validate::length")]
+        radius: f32,
+    },
 }
 
 fn one() -> f32 {
@@ -122,6 +129,17 @@ pub struct ClothDesc {
     pub material: ClothMaterial,
     /// Linear RGB colour of the cloth.
     pub color: [f32; 3],
+    /// A balloon (§4.4): the mesh must be closed; its volume is held at k_pressure · V0.
+    pub balloon: bool,
+    /// More kinematic attachments (§3.6), each moving its own vertices: a cloth held by a moving object.
+    pub grips: Vec<Grip>,
+}
+
+/// Vertices attached to a target moving with `motion` (§3.6), besides the cloth's pins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Grip {
+    pub at: Vec<PinSelector>,
+    pub motion: Motion,
 }
 
 impl Default for ClothDesc {
@@ -134,6 +152,8 @@ impl Default for ClothDesc {
             pin_motion: Motion::Fixed,
             material: ClothMaterial::default(),
             color: CLOTH_RED,
+            balloon: false,
+            grips: Vec::new(),
         }
     }
 }

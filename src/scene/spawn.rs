@@ -7,9 +7,11 @@ use thiserror::Error;
 
 use super::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, SceneDesc};
 use super::obj;
-use crate::sim::cloth::ClothBundle;
+use crate::sim::cloth::{Balloon, ClothBundle};
 use crate::sim::collide::Collider;
-use crate::sim::constraints::attach::Attachment;
+use crate::sim::constraints::attach::{Attachment, Motion};
+use crate::sim::constraints::volume::enclosed_volume;
+use crate::sim::icosphere::icosphere;
 use crate::sim::topology::{self, MeshError};
 use crate::sim::wind::GustSeed;
 use crate::sim::{SimClock, SimParams};
@@ -21,6 +23,8 @@ pub enum SceneError {
     Cloth { name: String, source: MeshError },
     #[error("cloth '{name}': {message}")]
     MeshFile { name: String, message: String },
+    #[error("cloth '{name}': a balloon needs a closed mesh, but {open_edges} edges border only one triangle")]
+    OpenBalloon { name: String, open_edges: usize },
 }
 
 /// Every entity that belongs to the running scene; despawned when the scene is replaced.
@@ -63,7 +67,7 @@ impl Plugin for ScenePlugin {
 
 /// A scene built and ready to spawn.
 pub struct BuiltScene {
-    pub cloths: Vec<(ClothBundle, Appearance)>,
+    pub cloths: Vec<(ClothBundle, Appearance, Option<Balloon>)>,
     pub colliders: Vec<(Collider, Transform, Appearance)>,
 }
 
@@ -72,7 +76,11 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
     let cloths = desc
         .cloths
         .iter()
-        .map(|c| Ok((build_cloth(c)?, Appearance { color: c.color })))
+        .map(|c| {
+            let cloth = build_cloth(c)?;
+            let balloon = if c.balloon { Some(build_balloon(c, &cloth)?) } else { None };
+            Ok((cloth, Appearance { color: c.color }, balloon))
+        })
         .collect::<Result<Vec<_>, SceneError>>()?;
     let colliders = desc.colliders.iter().map(build_collider).collect();
     Ok(BuiltScene { cloths, colliders })
@@ -96,14 +104,37 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
             mesh.positions.iter_mut().for_each(|p| *p *= scale);
             mesh
         }
+        ClothShape::Icosphere { subdivisions, radius } => {
+            let (positions, triangles) = icosphere(subdivisions, radius, Vec3::ZERO);
+            topology::TriangleMesh { positions, triangles, uvs: Vec::new() }
+        }
     };
     let positions: Vec<Vec3> = local.positions.iter().map(|&p| desc.placement.apply(p)).collect();
-    let attachments = select_vertices(&local.uvs, positions.len(), &desc.pins)
-        .into_iter()
-        .map(|i| Attachment { vertex: i, anchor: positions[i as usize], motion: desc.pin_motion })
-        .collect();
+    let attach = |selectors: &[PinSelector], motion: Motion| -> Vec<Attachment> {
+        let picked = select_vertices(&local.uvs, positions.len(), selectors);
+        picked.into_iter().map(|i| Attachment { vertex: i, anchor: positions[i as usize], motion }).collect()
+    };
+    let mut attachments = attach(&desc.pins, desc.pin_motion);
+    for grip in &desc.grips {
+        for g in attach(&grip.at, grip.motion) {
+            if !attachments.iter().any(|a| a.vertex == g.vertex) {
+                attachments.push(g);
+            }
+        }
+    }
     ClothBundle::from_mesh(desc.name.clone(), positions, local.triangles, local.uvs, desc.material, attachments)
         .map_err(err)
+}
+
+/// The volume constraint of a balloon cloth (§4.4), V0 measured on the mesh as built.
+fn build_balloon(desc: &ClothDesc, cloth: &ClothBundle) -> Result<Balloon, SceneError> {
+    // closed: every edge has two triangles, i.e. one bending pair per edge
+    let open_edges = cloth.stretch.len() - cloth.bend.len().min(cloth.stretch.len());
+    if open_edges > 0 {
+        return Err(SceneError::OpenBalloon { name: desc.name.clone(), open_edges });
+    }
+    let rest_volume = enclosed_volume(&cloth.particles.x, &cloth.mesh.triangles).abs();
+    Ok(Balloon { rest_volume, gradient: Vec::with_capacity(cloth.particles.len()) })
 }
 
 fn build_collider(desc: &ColliderDesc) -> (Collider, Transform, Appearance) {
@@ -164,8 +195,11 @@ pub fn apply_scene_request(
     for e in &old {
         commands.entity(e).despawn();
     }
-    for (cloth, appearance) in built.cloths {
-        commands.spawn((cloth, appearance, SceneEntity));
+    for (cloth, appearance, balloon) in built.cloths {
+        let mut entity = commands.spawn((cloth, appearance, SceneEntity));
+        if let Some(balloon) = balloon {
+            entity.insert(balloon);
+        }
     }
     for (collider, transform, appearance) in built.colliders {
         commands.spawn((collider, transform, appearance, SceneEntity));

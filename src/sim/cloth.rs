@@ -11,6 +11,7 @@ use super::constraints::attach::Attachment;
 use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::ProjectionPlan;
+use super::selfcollide::{SelfContact, SpatialHash};
 use super::topology::{self, MeshError};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
@@ -229,6 +230,34 @@ pub struct Contact {
 #[derive(Component, Clone, Debug, Default)]
 pub struct Contacts(pub Vec<Contact>);
 
+/// Self-collision state of a cloth (§4.3): the spatial hash of its triangles and the vertex–triangle
+/// constraints of the current step, all refilled in place (no allocation once warm). Detection runs once per
+/// fixed step, in its first substep, over the rays x → x + v·Δt_step with a margin of
+/// [`SelfCollision::DETECTION_MARGIN`]·h; every substep projects the pairs found.
+#[derive(Component, Clone, Debug, Default)]
+pub struct SelfCollision {
+    pub hash: SpatialHash,
+    pub contacts: Vec<SelfContact>,
+    /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
+    pub step_end: Vec<Vec3>,
+}
+
+impl SelfCollision {
+    /// Detection band in units of the thickness h: pairs closer than this over the step become constraints
+    /// (inactive until the vertex comes within h).
+    pub const DETECTION_MARGIN: f32 = 2.0;
+}
+
+/// A closed cloth kept inflated by the volume constraint eq. (15) of §4.4: C = V(p) − k_pressure · V0.
+/// k_pressure is [`SimParams::pressure`](super::SimParams::pressure).
+#[derive(Component, Clone, Debug, Default)]
+pub struct Balloon {
+    /// V0, the volume enclosed by the mesh as built, m³.
+    pub rest_volume: f32,
+    /// ∇C per vertex, scratch reused every projection.
+    pub gradient: Vec<Vec3>,
+}
+
 /// Material of one cloth.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -314,6 +343,7 @@ pub struct ClothBundle {
     pub plan: ProjectionPlan,
     pub attachments: Attachments,
     pub contacts: Contacts,
+    pub self_collision: SelfCollision,
     pub material: ClothMaterial,
     pub stiffness: SolverStiffness,
 }
@@ -354,6 +384,7 @@ impl ClothBundle {
             plan: ProjectionPlan::default(),
             attachments: Attachments(attachments),
             contacts: Contacts::default(),
+            self_collision: SelfCollision::default(),
             stiffness: SolverStiffness::of(&material),
             material,
         })

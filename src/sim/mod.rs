@@ -14,17 +14,22 @@
 //! | (12)–(15) | [`PbdStage::UpdateVelocity`] | [`stages::update_velocity`] → [`integrate::update_velocities`] |
 //! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`] |
 //!
+//! After each step [`stages::tear`] splits overstretched edges (§5, [`tearing`]).
+//!
 //! Lines (1)–(3) are the cloth builder ([`cloth::ClothBundle::from_mesh`]); line (4)/(17) is the fixed-step loop.
 
 pub mod cloth;
 pub mod collide;
 pub mod constraints;
 pub mod damping;
+pub mod icosphere;
 pub mod integrate;
 pub mod metrics;
 pub mod parallel;
 pub mod params;
+pub mod selfcollide;
 pub mod stages;
+pub mod tearing;
 pub mod timings;
 pub mod topology;
 pub mod wind;
@@ -59,13 +64,15 @@ pub enum PbdStage {
     UpdateVelocity,
     /// Line (16): friction and restitution.
     VelocityResponse,
+    /// After the step, §5: splitting vertices of edges stretched beyond the threshold.
+    Tearing,
     /// After the step: copying positions and normals into the render mesh.
     MeshSync,
 }
 
 impl PbdStage {
     /// Every stage, in order.
-    pub const ALL: [PbdStage; 8] = [
+    pub const ALL: [PbdStage; 9] = [
         PbdStage::ExternalForces,
         PbdStage::Damping,
         PbdStage::Predict,
@@ -73,6 +80,7 @@ impl PbdStage {
         PbdStage::Project,
         PbdStage::UpdateVelocity,
         PbdStage::VelocityResponse,
+        PbdStage::Tearing,
         PbdStage::MeshSync,
     ];
 
@@ -86,6 +94,7 @@ impl PbdStage {
             PbdStage::Project => "project",
             PbdStage::UpdateVelocity => "update_velocity",
             PbdStage::VelocityResponse => "velocity_response",
+            PbdStage::Tearing => "tearing",
             PbdStage::MeshSync => "mesh_sync",
         }
     }
@@ -108,6 +117,8 @@ pub struct SimClock {
     pub time: f32,
     /// Fixed steps completed.
     pub steps: u64,
+    /// Index of the substep being run within its step.
+    pub substep: u32,
 }
 
 /// Pause and single-step requests.
@@ -172,6 +183,7 @@ impl Plugin for ClothSimPlugin {
                         .chain()
                         .in_set(ClothStepSystems::BeforeStep),
                     run_substeps.in_set(ClothStepSystems::Step),
+                    stages::tear.in_set(ClothStepSystems::AfterStep).in_set(PbdStage::Tearing),
                 ),
             )
             .add_systems(PreUpdate, sync_fixed_rate);
@@ -209,8 +221,9 @@ pub fn run_substeps(world: &mut World) {
     let dt = world.resource::<Time<Fixed>>().timestep().as_secs_f32() / params.substeps as f32;
     let start = Instant::now();
     world.resource_mut::<StageTimings>().begin_step();
-    for _ in 0..params.substeps {
-        world.resource_mut::<SimClock>().dt = dt;
+    for substep in 0..params.substeps {
+        let mut clock = world.resource_mut::<SimClock>();
+        (clock.dt, clock.substep) = (dt, substep);
         world.run_schedule(PbdSubstep);
         world.resource_mut::<SimClock>().time += dt;
     }

@@ -49,6 +49,11 @@ pub struct SimParams {
     pub tearing: bool,
     /// Stretch ratio l/l0 at which an edge tears (§5). Range 1.05–10, default 2.
     pub tear_threshold: f32,
+    /// Self-collision of every cloth (§4.3): vertex–triangle constraints eq. (13) keeping the cloth thickness h.
+    /// Default off.
+    pub self_collision: bool,
+    /// k_pressure of §4.4: a balloon's volume is held at k_pressure · V0. Range 0.1–5, default 1.
+    pub pressure: f32,
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
     /// result is identical either way. Default on.
     pub parallel: bool,
@@ -70,6 +75,8 @@ impl Default for SimParams {
             restitution: 0.0,
             tearing: false,
             tear_threshold: 2.0,
+            self_collision: false,
+            pressure: 1.0,
             parallel: true,
         }
     }
@@ -101,6 +108,8 @@ impl SimParams {
             restitution: finite_or(self.restitution, d.restitution).clamp(0.0, 1.0),
             tearing: self.tearing,
             tear_threshold: finite_or(self.tear_threshold, d.tear_threshold).clamp(1.05, 10.0),
+            self_collision: self.self_collision,
+            pressure: finite_or(self.pressure, d.pressure).clamp(0.1, 5.0),
             parallel: self.parallel,
         }
     }

@@ -7,15 +7,18 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{
-    Attachments, BendConstraints, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles, SolverStiffness,
-    StretchConstraints,
+    Attachments, Balloon, BendConstraints, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles, SelfCollision,
+    SolverStiffness, StretchConstraints,
 };
 use super::collide::{Collider, contacts::generate_contacts, response::apply_friction_restitution, shapes::Shape};
 use super::constraints::plan::ProjectionPlan;
-use super::constraints::{ClothConstraints, SolverSettings, attach::apply_attachments, project_constraints};
+use super::constraints::{
+    ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
+};
 use super::params::linearized;
+use super::selfcollide::find_self_contacts;
 use super::wind::Wind;
-use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
+use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
 /// Line (5): gravity and air (mean wind plus gust) on every cloth.
 pub fn external_forces(
@@ -67,38 +70,60 @@ pub fn predict(
     timings.add(PbdStage::Predict, start);
 }
 
-/// Line (8): collision constraints against every collider, once per substep.
+/// Line (8): collision constraints against every collider, and (§4.3) between each cloth's vertices and its
+/// own triangles, once per substep.
 pub fn generate_collisions(
-    mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial)>,
+    mut cloths: Query<(&Particles, &ClothMesh, &mut Contacts, &mut SelfCollision, &ClothMaterial)>,
     colliders: Query<(&Collider, &Transform)>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
     mut shapes: Local<Vec<Shape>>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     shapes.clear();
     shapes.extend(colliders.iter().map(|(c, t)| c.world_shape(t)));
-    for (particles, mut contacts, material) in &mut cloths {
+    for (particles, mesh, mut contacts, mut self_collision, material) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
         generate_contacts(x, p, v, w, &shapes, material.thickness, &mut contacts.0);
+        let SelfCollision { hash, contacts, step_end } = &mut *self_collision;
+        if !params.self_collision {
+            contacts.clear();
+        } else if clock.substep == 0 {
+            let step = clock.dt * params.substeps as f32;
+            step_end.clear();
+            step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
+            let band = material.thickness * SelfCollision::DETECTION_MARGIN;
+            find_self_contacts(hash, x, step_end, &mesh.triangles, band, contacts);
+        }
     }
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
+/// What the projection reads and writes of one cloth.
+type ProjectedCloth = (
+    &'static mut Particles,
+    (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
+    (&'static ClothMesh, &'static ClothMaterial, &'static SelfCollision, Option<&'static mut Balloon>),
+    &'static mut Contacts,
+    &'static SolverStiffness,
+);
+
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
-    mut cloths: Query<(
-        &mut Particles,
-        &StretchConstraints,
-        &BendConstraints,
-        &mut ProjectionPlan,
-        &mut Contacts,
-        &SolverStiffness,
-    )>,
+    mut cloths: Query<ProjectedCloth>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    for (mut particles, stretch, bend, mut plan, mut contacts, stiffness) in &mut cloths {
+    for (
+        mut particles,
+        (stretch, bend, mut plan),
+        (mesh, material, self_collision, balloon),
+        mut contacts,
+        stiffness,
+    ) in &mut cloths
+    {
         if !plan.is_for(stretch, bend) {
             *plan = ProjectionPlan::new(stretch, bend);
         }
@@ -113,8 +138,20 @@ pub fn project(
             )
         };
         let Particles { x, p, w, .. } = &mut *particles;
-        let cloth = ClothConstraints { stretch, bend, plan: &plan };
-        project_constraints(p, x, w, cloth, &mut contacts.0, settings);
+        let mut no_gradient = Vec::new();
+        let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
+            Some(Balloon { rest_volume, gradient }) => (Some(*rest_volume * params.pressure), gradient),
+            None => (None, &mut no_gradient),
+        };
+        let cloth = ClothConstraints {
+            triangles: &mesh.triangles,
+            self_contacts: &self_collision.contacts,
+            thickness: material.thickness,
+            volume_target,
+            ..ClothConstraints::internal(stretch, bend, &plan)
+        };
+        let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient };
+        project_constraints(p, x, w, cloth, scratch, settings);
     }
     timings.add(PbdStage::Project, start);
 }
@@ -161,3 +198,50 @@ pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>,
         stiffness.set_if_neq(next);
     }
 }
+
+/// After the step, §5: when tearing is on, splits up to [`MAX_TEARS_PER_STEP`] vertices of the edges stretched
+/// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
+/// A cloth with no overstretched edge is only read.
+pub fn tear(
+    mut cloths: Query<(&mut Particles, &mut ClothMesh, &mut StretchConstraints, &mut BendConstraints)>,
+    params: Res<SimParams>,
+    mut found: Local<Vec<tearing::Overstretched>>,
+    mut timings: ResMut<StageTimings>,
+) {
+    if !params.tearing {
+        return;
+    }
+    let start = Instant::now();
+    for (mut particles, mut mesh, mut stretch, mut bend) in &mut cloths {
+        let threshold = params.tear_threshold;
+        if tearing::most_stretched_edge(&particles.x, stretch.edges(), stretch.rest_length(), threshold).is_none() {
+            continue;
+        }
+        let (mut edges, mut rest_length) = std::mem::take(&mut *stretch).into_parts();
+        let (mut quads, mut rest_angle, mut rest_distance) = std::mem::take(&mut *bend).into_parts();
+        let Particles { x, p, v, w, mass } = &mut *particles;
+        let ClothMesh { triangles, uvs } = &mut *mesh;
+        let mut cloth = tearing::TearableCloth {
+            x,
+            p,
+            v,
+            mass,
+            w,
+            triangles,
+            uvs,
+            edges: &mut edges,
+            rest_length: &mut rest_length,
+            quads: &mut quads,
+            rest_angle: &mut rest_angle,
+            rest_distance: &mut rest_distance,
+        };
+        tearing::tear_overstretched(&mut cloth, threshold, MAX_TEARS_PER_STEP, &mut found);
+        let n = particles.len();
+        *stretch = StretchConstraints::new(edges, rest_length, n);
+        *bend = BendConstraints::new(quads, rest_angle, rest_distance, n);
+    }
+    timings.add_outside_step(PbdStage::Tearing, start);
+}
+
+/// Most vertex splits per cloth and step: a rip opens over a few frames instead of shattering at once.
+pub const MAX_TEARS_PER_STEP: usize = 8;

@@ -8,6 +8,8 @@ use bevy::prelude::*;
 use super::PbdStage;
 
 const STAGES: usize = PbdStage::ALL.len();
+/// The stages before this index run inside the step; tearing and mesh sync run after it.
+const IN_STEP: usize = PbdStage::Tearing as usize;
 /// One step of the history: milliseconds per stage (in [`PbdStage::ALL`] order), then of the whole step.
 pub type StepRecord = ([f32; STAGES], f32);
 
@@ -54,11 +56,11 @@ impl StageTimings {
     }
 
     pub fn begin_step(&mut self) {
-        self.current[..PbdStage::MeshSync as usize].fill(0.0);
+        self.current[..IN_STEP].fill(0.0);
     }
 
     pub fn end_step(&mut self, total: Duration) {
-        for i in 0..PbdStage::MeshSync as usize {
+        for i in 0..IN_STEP {
             self.last[i] = self.current[i];
             self.sum[i] += self.current[i];
         }
@@ -71,10 +73,10 @@ impl StageTimings {
         self.history_ms.push_back((self.last.map(|s| (s * 1e3) as f32), (self.last_step * 1e3) as f32));
     }
 
-    /// Mesh sync runs once per rendered frame, outside the step: recorded on its own.
-    pub fn add_mesh_sync(&mut self, since: Instant) {
+    /// Tearing and mesh sync run once per step or frame, outside the step: recorded on their own.
+    pub fn add_outside_step(&mut self, stage: PbdStage, since: Instant) {
         let s = since.elapsed().as_secs_f64();
-        let i = PbdStage::MeshSync as usize;
+        let i = stage as usize;
         self.last[i] = s;
         self.sum[i] += s;
     }

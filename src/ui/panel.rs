@@ -272,6 +272,14 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
         ui.add(egui::Slider::new(&mut p.tear_threshold, 1.05..=10.0).logarithmic(true).text("threshold l/l0"))
             .on_hover_text("Stretch ratio l/l0 at which an edge tears (§5). 1.05–10.");
     });
+    section(ui, "Self-collision and balloons", false, |ui| {
+        ui.checkbox(&mut p.self_collision, "self-collision").on_hover_text(
+            "§4.3: vertices keep the cloth thickness h from the triangles of their own cloth, on the side they \
+             came from (eq. 12–13), found with a spatial hash each substep.",
+        );
+        ui.add(egui::Slider::new(&mut p.pressure, 0.1..=5.0).text("pressure k_pressure"))
+            .on_hover_text("§4.4, eq. (15): a balloon's volume is held at k_pressure times its rest volume V0. 0.1–5.");
+    });
 }
 
 fn vec3_row(ui: &mut egui::Ui, label: &str, v: &mut Vec3, range: f32, tip: &str) {

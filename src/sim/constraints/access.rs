@@ -62,6 +62,15 @@ impl SharedParticles {
     pub unsafe fn new(p: &mut [Vec3], w: &[f32]) -> Option<Self> {
         (p.len() == w.len()).then_some(Self { p: p.as_mut_ptr(), w: w.as_ptr(), len: p.len() })
     }
+
+    /// The whole arrays, for a phase that runs on one thread alone (contacts, self-collision, volume).
+    ///
+    /// # Safety
+    /// No other copy of the view is used until the returned borrows end.
+    pub unsafe fn exclusive(&mut self) -> (&mut [Vec3], &[f32]) {
+        // SAFETY: p and w point to `len` elements (from `new`); exclusivity is the caller's contract.
+        unsafe { (std::slice::from_raw_parts_mut(self.p, self.len), std::slice::from_raw_parts(self.w, self.len)) }
+    }
 }
 
 impl ParticleAccess for SharedParticles {

@@ -10,6 +10,7 @@ pub mod bend;
 pub mod coloring;
 pub mod plan;
 pub mod stretch;
+pub mod volume;
 
 use std::sync::Mutex;
 
@@ -21,6 +22,7 @@ use super::cloth::{BendConstraints, Contact, StretchConstraints};
 use super::collide::contacts::project_contacts;
 use super::parallel::run_phased;
 use super::params::{BendingModel, linearized};
+use super::selfcollide::{SelfContact, project_self_contacts};
 
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +64,26 @@ pub struct ClothConstraints<'a> {
     pub bend: &'a BendConstraints,
     /// Must be [`ProjectionPlan::is_for`] `stretch` and `bend`; otherwise nothing is projected.
     pub plan: &'a ProjectionPlan,
+    /// The cloth's triangles (self-collision and volume refer to them).
+    pub triangles: &'a [[u32; 3]],
+    /// Self-collision constraints of this substep (§4.3) and the cloth thickness h they keep.
+    pub self_contacts: &'a [SelfContact],
+    pub thickness: f32,
+    /// The balloon's target volume k_pressure · V0 (§4.4), if the cloth is one.
+    pub volume_target: Option<f32>,
+}
+
+impl<'a> ClothConstraints<'a> {
+    /// Only the stretch and bending constraints.
+    pub fn internal(stretch: &'a StretchConstraints, bend: &'a BendConstraints, plan: &'a ProjectionPlan) -> Self {
+        Self { stretch, bend, plan, triangles: &[], self_contacts: &[], thickness: 0.0, volume_target: None }
+    }
+}
+
+/// Per-step buffers the projection writes: the contacts (friction bookkeeping) and the volume gradient.
+pub struct ProjectionScratch<'a> {
+    pub contacts: &'a mut [Contact],
+    pub volume_gradient: &'a mut Vec<Vec3>,
 }
 
 /// Lines (9)–(11): projects all constraints of one cloth `iterations` times onto the predictions `p`
@@ -72,10 +94,10 @@ pub fn project_constraints(
     x: &[Vec3],
     w: &[f32],
     cloth: ClothConstraints,
-    contacts: &mut [Contact],
+    scratch: ProjectionScratch,
     settings: SolverSettings,
 ) {
-    let ClothConstraints { stretch, bend, plan } = cloth;
+    let ClothConstraints { stretch, bend, plan, triangles, self_contacts, thickness, volume_target } = cloth;
     let n = p.len();
     if !plan.is_for(stretch, bend) || stretch.vertex_count() != n || bend.vertex_count() != n || w.len() != n {
         debug_assert!(false, "projection plan or constraints do not match the particles");
@@ -87,7 +109,7 @@ pub fn project_constraints(
     let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
         return;
     };
-    let contacts = Mutex::new(contacts);
+    let scratch = Mutex::new(scratch);
     let work = |j: usize| {
         let Some(chunk) = plan.chunks().get(j) else {
             return;
@@ -114,10 +136,23 @@ pub fn project_constraints(
             }
             Work::Bend => {}
             Work::Contacts => {
-                if let Ok(mut contacts) = contacts.lock() {
-                    project_contacts(&mut view, x, &mut contacts, settings.friction);
+                if let Ok(mut scratch) = scratch.lock() {
+                    project_contacts(&mut view, x, scratch.contacts, settings.friction);
                 }
             }
+            Work::SelfContacts if !self_contacts.is_empty() => {
+                // SAFETY: this phase has one chunk, so no other thread uses the view now.
+                let (p, w) = unsafe { view.exclusive() };
+                project_self_contacts(p, w, triangles, self_contacts, thickness, 1.0);
+            }
+            Work::Volume => {
+                if let (Some(target), Ok(mut scratch)) = (volume_target, scratch.lock()) {
+                    // SAFETY: this phase has one chunk, so no other thread uses the view now.
+                    let (p, w) = unsafe { view.exclusive() };
+                    volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
+                }
+            }
+            Work::SelfContacts => {}
         }
     };
     run_phased(plan.phase_start(), settings.iterations, settings.parallel, work);

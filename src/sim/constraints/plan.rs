@@ -1,5 +1,6 @@
 //! The order in which one cloth's constraints are projected in each iteration (lines (9)–(11)): every colour
-//! of stretch constraints, every colour of bending constraints, then the contacts — each colour cut into
+//! of stretch constraints, every colour of bending constraints, then the contacts, the self-collisions and the
+//! volume — each colour cut into
 //! chunks that threads share (see [`crate::sim::parallel`]). Built from the colourings when a cloth is made
 //! and rebuilt only when they change (tearing); no allocation per step.
 
@@ -19,6 +20,10 @@ pub enum Work {
     Bend,
     /// All collision constraints of the step, on one thread (a vertex may have several).
     Contacts,
+    /// The self-collision constraints eq. (13) of §4.3, on one thread.
+    SelfContacts,
+    /// The balloon's volume constraint eq. (15), §4.4: global, on one thread.
+    Volume,
 }
 
 /// A slice of one phase's constraints.
@@ -51,7 +56,9 @@ impl ProjectionPlan {
                 plan.push_phase(work, color[0], color[1]);
             }
         }
-        plan.push_phase(Work::Contacts, 0, 1);
+        for work in [Work::Contacts, Work::SelfContacts, Work::Volume] {
+            plan.push_phase(work, 0, 1);
+        }
         plan
     }
 
@@ -94,7 +101,7 @@ mod tests {
         assert!(plan.is_for(&stretch, &BendConstraints::default()));
         let covered: u32 = plan.chunks().iter().filter(|c| c.work == Work::Stretch).map(|c| c.end - c.start).sum();
         assert_eq!(covered as usize, stretch.len());
-        assert_eq!(plan.chunks().last().map(|c| c.work), Some(Work::Contacts));
+        assert_eq!(plan.chunks().last().map(|c| c.work), Some(Work::Volume));
         for (j, &first) in plan.phase_start().iter().enumerate() {
             assert!(first as usize <= j);
             assert_eq!(plan.chunks()[first as usize].work, plan.chunks()[j].work);
