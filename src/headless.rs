@@ -95,9 +95,16 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
     };
-    let mut cloths =
-        world.query::<(&Particles, &StretchConstraints, &BendConstraints, &Contacts, &crate::sim::cloth::ClothMesh)>();
-    for (particles, stretch, bend, contacts, mesh) in cloths.iter(world) {
+    let mut cloths = world.query::<(
+        &Particles,
+        &StretchConstraints,
+        &BendConstraints,
+        &Contacts,
+        &crate::sim::cloth::ClothMesh,
+        &crate::sim::cloth::Cloth,
+    )>();
+    for (particles, stretch, bend, contacts, mesh, cloth) in cloths.iter(world) {
+        r.torn_edges += cloth.tears;
         r.particles += particles.len();
         r.constraints += stretch.len() + bend.len();
         r.triangles += mesh.triangles.len();

@@ -14,7 +14,17 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 6] = ["bend_vs_stretch", "curtain", "flag", "hanging_sheet", "sphere_drape", "tablecloth"];
+const SHIPPED: [&str; 9] = [
+    "balloon",
+    "bend_vs_stretch",
+    "curtain",
+    "flag",
+    "hanging_sheet",
+    "self_fold",
+    "sphere_drape",
+    "tablecloth",
+    "tearing",
+];
 
 #[test]
 fn every_shipped_preset_loads_and_runs_600_frames() {

@@ -110,6 +110,8 @@ pub enum PinSelector {
     At { u: f32, v: f32 },
     /// Every vertex of the row nearest to v.
     Row { v: f32 },
+    /// The vertices of the row nearest to v whose u lies in `from_u..=to_u`.
+    RowSpan { v: f32, from_u: f32, to_u: f32 },
     /// Every vertex of the column nearest to u.
     Column { u: f32 },
     /// Vertices by index.

@@ -163,6 +163,11 @@ pub fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]
                 picked.extend(nearest_by(&key).first());
             }
             PinSelector::Row { v } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[1] - v).abs())),
+            PinSelector::RowSpan { v, from_u, to_u } => picked.extend(
+                nearest_by(&|uv: &[f32; 2]| (uv[1] - v).abs())
+                    .into_iter()
+                    .filter(|&i| (*from_u..=*to_u).contains(&uvs[i as usize][0])),
+            ),
             PinSelector::Column { u } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[0] - u).abs())),
             PinSelector::Indices(ids) => picked.extend(ids.iter().filter(|&&i| (i as usize) < count)),
         }
@@ -231,6 +236,8 @@ mod tests {
         let uvs = topology::grid(4, 3, 1.0, 1.0).unwrap().uvs;
         assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Row { v: 0.0 }]), vec![0, 1, 2, 3, 4]);
         assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Column { u: 1.0 }]), vec![4, 9, 14, 19]);
+        let span = PinSelector::RowSpan { v: 1.0, from_u: 0.25, to_u: 0.75 };
+        assert_eq!(select_vertices(&uvs, uvs.len(), &[span]), vec![16, 17, 18]);
         assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Indices(vec![3, 99, 3])]), vec![3]);
     }
 }

@@ -330,6 +330,8 @@ impl SolverStiffness {
 #[derive(Component, Clone, Debug, Default)]
 pub struct Cloth {
     pub name: String,
+    /// Vertices split by tearing so far (§5): each split opens the cloth along one vertex.
+    pub tears: usize,
 }
 
 /// Everything a cloth entity is made of, built from a triangle mesh in world space.
@@ -376,7 +378,7 @@ impl ClothBundle {
             particles.w[a.vertex as usize] = 0.0;
         }
         Ok(Self {
-            cloth: Cloth { name: name.into() },
+            cloth: Cloth { name: name.into(), tears: 0 },
             particles,
             mesh: ClothMesh { triangles, uvs },
             stretch: StretchConstraints::new(edges, rest_length, n),

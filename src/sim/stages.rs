@@ -7,8 +7,8 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles, SelfCollision,
-    SolverStiffness, StretchConstraints,
+    Attachments, Balloon, BendConstraints, Cloth, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles,
+    SelfCollision, SolverStiffness, StretchConstraints,
 };
 use super::collide::{Collider, contacts::generate_contacts, response::apply_friction_restitution, shapes::Shape};
 use super::constraints::plan::ProjectionPlan;
@@ -110,11 +110,7 @@ type ProjectedCloth = (
 );
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
-pub fn project(
-    mut cloths: Query<ProjectedCloth>,
-    params: Res<SimParams>,
-    mut timings: ResMut<StageTimings>,
-) {
+pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
     for (
         mut particles,
@@ -203,7 +199,7 @@ pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>,
 /// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
 /// A cloth with no overstretched edge is only read.
 pub fn tear(
-    mut cloths: Query<(&mut Particles, &mut ClothMesh, &mut StretchConstraints, &mut BendConstraints)>,
+    mut cloths: Query<(&mut Particles, &mut ClothMesh, &mut StretchConstraints, &mut BendConstraints, &mut Cloth)>,
     params: Res<SimParams>,
     mut found: Local<Vec<tearing::Overstretched>>,
     mut timings: ResMut<StageTimings>,
@@ -212,7 +208,7 @@ pub fn tear(
         return;
     }
     let start = Instant::now();
-    for (mut particles, mut mesh, mut stretch, mut bend) in &mut cloths {
+    for (mut particles, mut mesh, mut stretch, mut bend, mut tag) in &mut cloths {
         let threshold = params.tear_threshold;
         if tearing::most_stretched_edge(&particles.x, stretch.edges(), stretch.rest_length(), threshold).is_none() {
             continue;
@@ -235,7 +231,7 @@ pub fn tear(
             rest_angle: &mut rest_angle,
             rest_distance: &mut rest_distance,
         };
-        tearing::tear_overstretched(&mut cloth, threshold, MAX_TEARS_PER_STEP, &mut found);
+        tag.tears += tearing::tear_overstretched(&mut cloth, threshold, MAX_TEARS_PER_STEP, &mut found);
         let n = particles.len();
         *stretch = StretchConstraints::new(edges, rest_length, n);
         *bend = BendConstraints::new(quads, rest_angle, rest_distance, n);

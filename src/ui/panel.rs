@@ -80,7 +80,7 @@ pub fn side_panel(
             environment(ui, &mut params);
         });
     });
-    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _)| (p, s, b, c)));
+    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, cloth)| (p, s, b, c, cloth.tears)));
     egui::Window::new("Statistics")
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
         .default_width(250.0)

@@ -28,9 +28,10 @@ pub struct SceneCounts {
 
 impl SceneCounts {
     pub fn of<'a>(
-        cloths: impl Iterator<Item = (&'a Particles, &'a StretchConstraints, &'a BendConstraints, &'a Contacts)>,
+        cloths: impl Iterator<Item = (&'a Particles, &'a StretchConstraints, &'a BendConstraints, &'a Contacts, usize)>,
     ) -> Self {
-        cloths.fold(Self::default(), |mut c, (p, s, b, k)| {
+        cloths.fold(Self::default(), |mut c, (p, s, b, k, tears)| {
+            c.torn_edges += tears;
             c.cloths += 1;
             c.particles += p.len();
             c.constraints += s.len() + b.len();
