@@ -18,7 +18,7 @@ shot() { # preset file frames
   [[ -s $2 ]] || { echo "no screenshot written"; tail -n 30 "$2.log"; return 1; }
 }
 
-for preset in hanging_sheet sphere_drape; do
+for preset in hanging_sheet sphere_drape balloon; do
   shot "$preset" "$out/$preset.png" 90
   python3 .ci/cloth_pixels.py share "$out/$preset.png" 1.0 40.0
 done

@@ -9,8 +9,8 @@
 //! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics`] |
 //! | (6) | [`PbdStage::Damping`] | [`stages::damping`] → [`damping::damp_velocities`] (§3.5) |
 //! | (7) | [`PbdStage::Predict`] | [`stages::predict`] → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
-//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] (§3.4) |
-//! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] (§3.2–3.3, §4.1, App. A) |
+//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] (§3.4), [`selfcollide::find_self_contacts`] (§4.3) |
+//! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A) |
 //! | (12)–(15) | [`PbdStage::UpdateVelocity`] | [`stages::update_velocity`] → [`integrate::update_velocities`] |
 //! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`] |
 //!
