@@ -324,7 +324,7 @@ mod tests {
     fn grid_distance_matches_its_definition() {
         let desc = grid_distance(8);
         let built = crate::scene::spawn::build_scene(&desc).unwrap();
-        let cloth = &built.cloths[0].0;
+        let cloth = &built.cloths[0].bundle;
         assert_eq!(cloth.particles.len(), 81);
         let top = cloth.particles.x.iter().map(|x| x.y).fold(f32::MIN, f32::max);
         assert!((top - 1.5).abs() < 1e-5, "top edge at {top}");

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
 use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
 use crate::sim::collide::Collider;
+use crate::sim::rigid::RigidBody;
 use crate::sim::{ClothSimPlugin, SimClock, StageTimings, metrics};
 
 /// What `drape headless` prints.
@@ -39,6 +40,19 @@ pub struct HeadlessReport {
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
     pub stage_ms: BTreeMap<String, f64>,
+    /// Every dynamic rigid body (§4.2), in spawn order.
+    pub bodies: Vec<BodyState>,
+}
+
+/// Where a rigid body is and how it moves.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct BodyState {
+    /// Centre, metres.
+    pub position: Vec3,
+    /// m/s.
+    pub velocity: Vec3,
+    /// rad/s.
+    pub angular_velocity: Vec3,
 }
 
 /// An App with the simulation and scene plugins and no window, with `desc` loaded (or its error in
@@ -94,7 +108,18 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         min_collider_distance: f32::INFINITY,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
+        bodies: Vec::new(),
     };
+    let mut bodies: Vec<_> = world.query::<(Entity, &RigidBody, &Transform)>().iter(world).collect();
+    bodies.sort_by_key(|(e, _, _)| *e);
+    r.bodies = bodies
+        .into_iter()
+        .map(|(_, b, t)| BodyState {
+            position: t.translation,
+            velocity: b.velocity,
+            angular_velocity: b.angular_velocity,
+        })
+        .collect();
     let mut cloths = world.query::<(
         &Particles,
         &StretchConstraints,

@@ -62,3 +62,35 @@ pub fn finite<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
     let v = f32::deserialize(d)?;
     if v.is_finite() { Ok(v) } else { Err(D::Error::custom(format!("{v} is not finite"))) }
 }
+
+/// A path: 1 to 256 finite points.
+pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec3>, D::Error> {
+    let v = Vec::<Vec3>::deserialize(d)?;
+    if v.is_empty() || v.len() > 256 {
+        Err(D::Error::custom(format!("a path needs 1 to 256 waypoints, not {}", v.len())))
+    } else if let Some(bad) = v.iter().find(|p| !p.is_finite()) {
+        Err(D::Error::custom(format!("waypoint {bad} is not finite")))
+    } else {
+        Ok(v)
+    }
+}
+
+/// An optional friction coefficient μ in [0, 2].
+pub fn optional_friction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    match Option::<f32>::deserialize(d)? {
+        Some(v) if !(0.0..=2.0).contains(&v) => {
+            Err(D::Error::custom(format!("friction {v} is out of range: μ lies in [0, 2]")))
+        }
+        v => Ok(v),
+    }
+}
+
+/// An optional coefficient in [0, 1] (restitution).
+pub fn optional_unit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    match Option::<f32>::deserialize(d)? {
+        Some(v) if !(0.0..=1.0).contains(&v) => {
+            Err(D::Error::custom(format!("{v} is out of range: this coefficient lies in [0, 1]")))
+        }
+        v => Ok(v),
+    }
+}

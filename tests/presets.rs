@@ -50,7 +50,7 @@ fn bend_vs_stretch_has_the_six_pieces_of_figure_3() {
 #[test]
 fn a_cloth_from_an_obj_file_and_a_broken_one() {
     let built = build_scene(&preset::load("tablecloth").unwrap()).unwrap();
-    let cloth = &built.cloths[0].0;
+    let cloth = &built.cloths[0].bundle;
     assert_eq!((cloth.particles.len(), cloth.mesh.triangles.len()), (1027, 1944));
     let dir = std::env::temp_dir().join(format!("drape-obj-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -149,9 +149,9 @@ fn saved_preset_loads_back_to_the_same_scene() {
     assert_eq!(back, saved);
     assert_eq!(back.params.iterations, 17);
     let built = build_scene(&back).unwrap();
-    let vertices: Vec<u32> = built.cloths[0].0.attachments.0.iter().map(|a| a.vertex).collect();
+    let vertices: Vec<u32> = built.cloths[0].bundle.attachments.0.iter().map(|a| a.vertex).collect();
     assert_eq!(vertices, pinned);
-    assert_eq!(built.cloths[0].0.material, material);
+    assert_eq!(built.cloths[0].bundle.material, material);
 }
 
 /// A headless App that also gives cloths and colliders their meshes and materials, as the window does.

@@ -32,14 +32,15 @@ pub struct DragState {
 
 /// The pointer: ray origin, unit direction, the camera's forward axis, and the picking radius in radians.
 #[derive(Clone, Copy, Debug)]
-struct Pointer {
-    origin: Vec3,
-    dir: Vec3,
-    forward: Vec3,
-    pick_angle: f32,
+pub struct Pointer {
+    pub origin: Vec3,
+    pub dir: Vec3,
+    pub forward: Vec3,
+    pub pick_angle: f32,
 }
 
-fn pointer(
+/// The pointer of the primary window's cursor in the drape camera's view, if the cursor is in the window.
+pub fn pointer(
     windows: &Query<&Window, With<PrimaryWindow>>,
     cameras: &Query<(&Transform, &Projection), With<DrapeCamera>>,
 ) -> Option<Pointer> {

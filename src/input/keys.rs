@@ -6,8 +6,12 @@ use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::SimControl;
 
 /// The shortcut table shown in the panel.
-pub const SHORTCUTS: [(&str, &str); 3] =
-    [("Space", "pause / resume"), (".", "one step while paused"), ("R", "reset scene")];
+pub const SHORTCUTS: [(&str, &str); 4] = [
+    ("Space", "pause / resume"),
+    (".", "one step while paused"),
+    ("R", "reset scene"),
+    ("B", "throw a ball at the cursor"),
+];
 
 pub fn shortcuts(
     keys: Res<ButtonInput<KeyCode>>,

@@ -1,9 +1,11 @@
-//! What the user does with the mouse and keyboard: grab and fling particles, pin them, pause, step, reset.
+//! What the user does with the mouse and keyboard: grab and fling particles, pin them, throw balls, pause,
+//! step, reset.
 //! Input is read in `Update`; the simulation sees it at its next fixed step.
 
 pub mod drag;
 pub mod keys;
 pub mod picking;
+pub mod throw;
 
 use bevy::prelude::*;
 
@@ -33,15 +35,19 @@ pub struct InteractionPlugin;
 
 impl Plugin for InteractionPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<drag::DragState>().init_resource::<UiCapture>().add_systems(
-            Update,
-            (
-                drag::begin_grab_or_pin.run_if(pointer_free),
-                drag::move_grab,
-                drag::end_grab,
-                keys::shortcuts.run_if(keyboard_free),
-            )
-                .chain(),
-        );
+        app.init_resource::<drag::DragState>()
+            .init_resource::<UiCapture>()
+            .init_resource::<crate::scene::throws::ThrowQueue>()
+            .add_systems(
+                Update,
+                (
+                    drag::begin_grab_or_pin.run_if(pointer_free),
+                    drag::move_grab,
+                    drag::end_grab,
+                    keys::shortcuts.run_if(keyboard_free),
+                    throw::throw_on_key.run_if(keyboard_free),
+                )
+                    .chain(),
+            );
     }
 }

@@ -98,8 +98,15 @@ pub fn add_collider_visuals(
             ColliderShape::Sphere { radius } => Sphere::new(radius).mesh().uv(64, 32),
             ColliderShape::Box { half_extents } => Cuboid::from_size(half_extents * 2.0).mesh().build(),
             ColliderShape::Capsule { radius, half_height } => Capsule3d::new(radius, half_height * 2.0).mesh().build(),
+            ColliderShape::Barrel { radius, half_height } => {
+                Cylinder::new(radius, half_height * 2.0).mesh().resolution(48).build()
+            }
         };
-        let material = StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() };
+        let mut material = StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() };
+        if matches!(collider.shape, ColliderShape::Barrel { .. }) {
+            // only the far, inner side is drawn (lit from inside): the cloth within stays in view
+            (material.cull_mode, material.double_sided) = (Some(bevy::render::render_resource::Face::Front), true);
+        }
         commands.entity(entity).insert((Mesh3d(meshes.add(mesh)), MeshMaterial3d(materials.add(material))));
     }
 }

@@ -20,6 +20,8 @@ pub struct SceneDesc {
     pub cloths: Vec<ClothDesc>,
     pub colliders: Vec<ColliderDesc>,
     pub camera: CameraDesc,
+    /// Balls thrown into the scene at given times (dynamic rigid spheres, §4.2), besides the user's throws.
+    pub throws: Vec<ThrowDesc>,
     /// Seed of the random gusts.
     pub seed: u64,
     /// Where the scene was read from: its asset path (`presets/NAME.ron`), if it came from the asset folder.
@@ -35,6 +37,7 @@ impl Default for SceneDesc {
             cloths: Vec::new(),
             colliders: vec![ColliderDesc::ground()],
             camera: CameraDesc::default(),
+            throws: Vec::new(),
             seed: 0,
             source: None,
         }
@@ -135,6 +138,17 @@ pub struct ClothDesc {
     pub balloon: bool,
     /// More kinematic attachments (§3.6), each moving its own vertices: a cloth held by a moving object.
     pub grips: Vec<Grip>,
+    /// Vertices hanging from dynamic rigid bodies (two-way, §4.2), each body named by its collider's `name`.
+    pub body_grips: Vec<BodyGrip>,
+}
+
+/// Vertices attached to a rigid body: they hold on to the body point where they are at the start, and the
+/// body feels their pull.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BodyGrip {
+    /// The `name` of a collider with a `body`.
+    pub body: String,
+    pub at: Vec<PinSelector>,
 }
 
 /// Vertices attached to a target moving with `motion` (§3.6), besides the cloth's pins.
@@ -156,6 +170,7 @@ impl Default for ClothDesc {
             color: CLOTH_RED,
             balloon: false,
             grips: Vec::new(),
+            body_grips: Vec::new(),
         }
     }
 }
@@ -167,12 +182,51 @@ pub const CLOTH_RED: [f32; 3] = [0.85, 0.18, 0.14];
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ColliderDesc {
+    /// A name cloths can refer to (`body_grips`); may be empty.
+    pub name: String,
     pub shape: ColliderShape,
     pub placement: Placement,
-    /// How the collider moves (kinematic); `Static` by default.
+    /// How the collider moves (kinematic); `Static` by default. Ignored for a dynamic `body`.
     pub motion: ColliderMotion,
+    /// Coulomb friction μ of cloth on this collider, 0–2; `None` uses the panel's friction.
+    #[serde(deserialize_with = "validate::optional_friction")]
+    pub friction: Option<f32>,
+    /// Restitution e of cloth on this collider, 0–1; `None` uses the panel's restitution.
+    #[serde(deserialize_with = "validate::optional_unit")]
+    pub restitution: Option<f32>,
+    /// Makes the collider a dynamic rigid body (sphere, box or capsule) coupled two-way with cloth (§4.2).
+    pub body: Option<BodyDesc>,
     /// sRGB colour.
     pub color: [f32; 3],
+}
+
+/// Mass and initial velocities of a dynamic rigid body.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BodyDesc {
+    /// Mass in kg (uniform density).
+    #[serde(deserialize_with = "validate::length")]
+    pub mass: f32,
+    /// Initial velocity, m/s.
+    #[serde(default, deserialize_with = "validate::finite_vec")]
+    pub velocity: Vec3,
+    /// Initial angular velocity, rad/s (world axes).
+    #[serde(default, deserialize_with = "validate::finite_vec")]
+    pub angular_velocity: Vec3,
+}
+
+/// A ball thrown into the scene at simulated time `time`: a dynamic sphere starting at `from` with `velocity`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThrowDesc {
+    #[serde(deserialize_with = "validate::finite")]
+    pub time: f32,
+    #[serde(deserialize_with = "validate::finite_vec")]
+    pub from: Vec3,
+    #[serde(deserialize_with = "validate::finite_vec")]
+    pub velocity: Vec3,
+    #[serde(deserialize_with = "validate::length")]
+    pub radius: f32,
+    #[serde(deserialize_with = "validate::length")]
+    pub mass: f32,
 }
 
 impl Default for ColliderDesc {
@@ -185,9 +239,13 @@ impl ColliderDesc {
     /// The ground plane y = 0.
     pub fn ground() -> Self {
         Self {
+            name: String::new(),
             shape: ColliderShape::Plane,
             placement: Placement::default(),
             motion: ColliderMotion::Static,
+            friction: None,
+            restitution: None,
+            body: None,
             color: [0.42, 0.45, 0.48],
         }
     }
@@ -196,8 +254,8 @@ impl ColliderDesc {
         Self {
             shape: ColliderShape::Sphere { radius },
             placement: Placement::at(center),
-            motion: ColliderMotion::Static,
             color: [0.55, 0.62, 0.75],
+            ..Self::ground()
         }
     }
 }

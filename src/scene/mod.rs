@@ -1,5 +1,6 @@
 //! Scenes: the plain-data description ([`desc::SceneDesc`]), preset files ([`preset`]), the library of presets
-//! in the window app ([`library`]), saving the running scene ([`snapshot`]), and spawning ([`spawn`]).
+//! in the window app ([`library`]), saving the running scene ([`snapshot`]), spawning ([`spawn`]) and thrown balls
+//! ([`throws`]).
 
 pub mod desc;
 pub mod library;
@@ -7,6 +8,7 @@ pub mod obj;
 pub mod preset;
 pub mod snapshot;
 pub mod spawn;
+pub mod throws;
 
 pub use desc::SceneDesc;
 pub use spawn::{ActiveScene, SceneEntity, ScenePlugin, SceneRequest};

@@ -7,11 +7,12 @@ use thiserror::Error;
 
 use super::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, SceneDesc};
 use super::obj;
-use crate::sim::cloth::{Balloon, ClothBundle};
-use crate::sim::collide::Collider;
+use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
+use crate::sim::collide::{Collider, PreviousPose};
 use crate::sim::constraints::attach::{Attachment, Motion};
 use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::icosphere::icosphere;
+use crate::sim::rigid::RigidBody;
 use crate::sim::topology::{self, MeshError};
 use crate::sim::wind::GustSeed;
 use crate::sim::{SimClock, SimParams};
@@ -25,6 +26,10 @@ pub enum SceneError {
     MeshFile { name: String, message: String },
     #[error("cloth '{name}': a balloon needs a closed mesh, but {open_edges} edges border only one triangle")]
     OpenBalloon { name: String, open_edges: usize },
+    #[error("cloth '{name}': body_grips names '{body}', but no collider with a body has that name")]
+    UnknownBody { name: String, body: String },
+    #[error("collider '{name}': only a sphere, box or capsule can be a dynamic body")]
+    NotDynamic { name: String },
 }
 
 /// Every entity that belongs to the running scene; despawned when the scene is replaced.
@@ -61,29 +66,82 @@ impl Plugin for ScenePlugin {
         app.init_resource::<ActiveScene>()
             .init_resource::<SceneRequest>()
             .init_resource::<SceneStatus>()
-            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::sync_fixed_rate));
+            .init_resource::<super::throws::ThrowQueue>()
+            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::sync_fixed_rate))
+            .add_systems(FixedUpdate, super::throws::launch_throws.in_set(crate::sim::ClothStepSystems::BeforeStep));
     }
 }
 
 /// A scene built and ready to spawn.
 pub struct BuiltScene {
-    pub cloths: Vec<(ClothBundle, Appearance, Option<Balloon>)>,
-    pub colliders: Vec<(Collider, Transform, Appearance)>,
+    pub cloths: Vec<BuiltCloth>,
+    pub colliders: Vec<BuiltCollider>,
+}
+
+/// A cloth ready to spawn.
+pub struct BuiltCloth {
+    pub bundle: ClothBundle,
+    pub appearance: Appearance,
+    pub balloon: Option<Balloon>,
+    /// (vertex, index of the body in [`BuiltScene::colliders`], the vertex in the body's frame).
+    pub holds: Vec<(u32, usize, Vec3)>,
+}
+
+/// A collider ready to spawn; dynamic if it has a body.
+pub struct BuiltCollider {
+    pub collider: Collider,
+    pub transform: Transform,
+    pub appearance: Appearance,
+    pub body: Option<RigidBody>,
+}
+
+impl BuiltCollider {
+    /// Spawns the collider as part of the scene.
+    pub fn spawn(self, commands: &mut Commands) -> Entity {
+        let mut entity =
+            commands.spawn((self.collider, self.transform, PreviousPose(self.transform), self.appearance, SceneEntity));
+        if let Some(body) = self.body {
+            entity.insert(body);
+        }
+        entity.id()
+    }
 }
 
 /// Builds every cloth and collider of `desc` without touching the world.
 pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
+    let colliders = desc.colliders.iter().map(build_collider).collect::<Result<Vec<_>, _>>()?;
     let cloths = desc
         .cloths
         .iter()
         .map(|c| {
-            let cloth = build_cloth(c)?;
-            let balloon = if c.balloon { Some(build_balloon(c, &cloth)?) } else { None };
-            Ok((cloth, Appearance { color: c.color }, balloon))
+            let bundle = build_cloth(c)?;
+            let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
+            let holds = build_holds(c, &bundle, &desc.colliders, &colliders)?;
+            Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color }, balloon, holds })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
-    let colliders = desc.colliders.iter().map(build_collider).collect();
     Ok(BuiltScene { cloths, colliders })
+}
+
+/// The vertices of `desc.body_grips`, each with its body's index and its position in the body's frame.
+fn build_holds(
+    desc: &ClothDesc,
+    cloth: &ClothBundle,
+    descs: &[ColliderDesc],
+    built: &[BuiltCollider],
+) -> Result<Vec<(u32, usize, Vec3)>, SceneError> {
+    let mut holds = Vec::new();
+    for grip in &desc.body_grips {
+        let Some(k) = descs.iter().zip(built).position(|(d, b)| d.name == grip.body && b.body.is_some()) else {
+            return Err(SceneError::UnknownBody { name: desc.name.clone(), body: grip.body.clone() });
+        };
+        let pose = built[k].transform;
+        for i in select_vertices(&cloth.mesh.uvs, cloth.particles.len(), &grip.at) {
+            let local = pose.rotation.inverse() * (cloth.particles.x[i as usize] - pose.translation);
+            holds.push((i, k, local));
+        }
+    }
+    Ok(holds)
 }
 
 /// The cloth of `desc` in world space, pins attached (§3.6).
@@ -137,9 +195,26 @@ fn build_balloon(desc: &ClothDesc, cloth: &ClothBundle) -> Result<Balloon, Scene
     Ok(Balloon { rest_volume, gradient: Vec::with_capacity(cloth.particles.len()) })
 }
 
-fn build_collider(desc: &ColliderDesc) -> (Collider, Transform, Appearance) {
+fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
     let transform = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
-    (Collider { shape: desc.shape, motion: desc.motion, start: transform }, transform, Appearance { color: desc.color })
+    let body = match desc.body {
+        None => None,
+        Some(b) => {
+            let solid = RigidBody::solid(desc.shape, b.mass);
+            let Some(body) = solid else {
+                return Err(SceneError::NotDynamic { name: desc.name.clone() });
+            };
+            Some(RigidBody { velocity: b.velocity, angular_velocity: b.angular_velocity, ..body })
+        }
+    };
+    let collider = Collider {
+        shape: desc.shape,
+        motion: desc.motion.clone(),
+        start: transform,
+        friction: desc.friction,
+        restitution: desc.restitution,
+    };
+    Ok(BuiltCollider { collider, transform, appearance: Appearance { color: desc.color }, body })
 }
 
 /// The vertices `selectors` pick, sorted and without repeats. Selection by (u, v) uses the texture
@@ -200,14 +275,17 @@ pub fn apply_scene_request(
     for e in &old {
         commands.entity(e).despawn();
     }
-    for (cloth, appearance, balloon) in built.cloths {
-        let mut entity = commands.spawn((cloth, appearance, SceneEntity));
-        if let Some(balloon) = balloon {
+    let bodies: Vec<Entity> = built.colliders.into_iter().map(|c| c.spawn(&mut commands)).collect();
+    for cloth in built.cloths {
+        let held = cloth
+            .holds
+            .iter()
+            .filter_map(|&(vertex, k, local)| bodies.get(k).map(|&body| BodyAttachment { vertex, body, local }));
+        let bundle = ClothBundle { body_attachments: BodyAttachments(held.collect()), ..cloth.bundle };
+        let mut entity = commands.spawn((bundle, cloth.appearance, SceneEntity));
+        if let Some(balloon) = cloth.balloon {
             entity.insert(balloon);
         }
-    }
-    for (collider, transform, appearance) in built.colliders {
-        commands.spawn((collider, transform, appearance, SceneEntity));
     }
     *params = desc.params.sanitized();
     *clock = SimClock::default();

@@ -6,13 +6,13 @@
 //!
 //! | line | stage | system → kernel |
 //! |---|---|---|
-//! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics`] |
+//! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics`], [`rigid::RigidBody::apply_gravity`] |
 //! | (6) | [`PbdStage::Damping`] | [`stages::damping`] → [`damping::damp_velocities`] (§3.5) |
-//! | (7) | [`PbdStage::Predict`] | [`stages::predict`] → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
-//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] (§3.4), [`selfcollide::find_self_contacts`] (§4.3) |
+//! | (7) | [`PbdStage::Predict`] | [`collide::move_colliders`] → [`collide::ColliderMotion::pose`]; [`stages::move_bodies`] → [`rigid::RigidBody::integrate`], [`rigid::RigidBody::collide_with_plane`]; [`stages::predict`] → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
+//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] in each collider's frame ([`collide::swept`], §3.4), body holds (§4.2), [`selfcollide::find_self_contacts`] (§4.3) |
 //! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A) |
 //! | (12)–(15) | [`PbdStage::UpdateVelocity`] | [`stages::update_velocity`] → [`integrate::update_velocities`] |
-//! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`] |
+//! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`]; [`stages::couple_bodies`] → [`rigid::RigidBody::apply_impulse`] with −m_i (Δp_i/Δt + Δv_i) (§4.2) |
 //!
 //! After each step [`stages::tear`] splits overstretched edges (§5, [`tearing`]).
 //!
@@ -27,6 +27,7 @@ pub mod integrate;
 pub mod metrics;
 pub mod parallel;
 pub mod params;
+pub mod rigid;
 pub mod selfcollide;
 pub mod stages;
 pub mod tearing;
@@ -140,6 +141,7 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<SimClock>()
             .init_resource::<SimControl>()
             .init_resource::<StageTimings>()
+            .init_resource::<collide::CollisionWorld>()
             .init_resource::<wind::Wind>()
             .init_resource::<wind::GustSeed>()
             .init_schedule(PbdSubstep)
@@ -165,11 +167,11 @@ impl Plugin for ClothSimPlugin {
                 (
                     stages::external_forces.in_set(PbdStage::ExternalForces),
                     stages::damping.in_set(PbdStage::Damping),
-                    stages::predict.in_set(PbdStage::Predict),
+                    (collide::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
                     stages::generate_collisions.in_set(PbdStage::GenerateCollisions),
                     stages::project.in_set(PbdStage::Project),
                     stages::update_velocity.in_set(PbdStage::UpdateVelocity),
-                    stages::velocity_response.in_set(PbdStage::VelocityResponse),
+                    (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
                 ),
             )
             .configure_sets(

@@ -57,6 +57,12 @@ pub struct SimParams {
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
     /// result is identical either way. Default on.
     pub parallel: bool,
+    /// Mass of a ball the user throws (§4.2), kg. Range 0.05–50, default 1.5.
+    pub ball_mass: f32,
+    /// Radius of a thrown ball, metres. Range 0.03–0.5, default 0.12.
+    pub ball_radius: f32,
+    /// Launch speed of a thrown ball, m/s. Range 1–40, default 14.
+    pub ball_speed: f32,
 }
 
 impl Default for SimParams {
@@ -78,6 +84,9 @@ impl Default for SimParams {
             self_collision: false,
             pressure: 1.0,
             parallel: true,
+            ball_mass: 1.5,
+            ball_radius: 0.12,
+            ball_speed: 14.0,
         }
     }
 }
@@ -111,6 +120,9 @@ impl SimParams {
             self_collision: self.self_collision,
             pressure: finite_or(self.pressure, d.pressure).clamp(0.1, 5.0),
             parallel: self.parallel,
+            ball_mass: finite_or(self.ball_mass, d.ball_mass).clamp(0.05, 50.0),
+            ball_radius: finite_or(self.ball_radius, d.ball_radius).clamp(0.03, 0.5),
+            ball_speed: finite_or(self.ball_speed, d.ball_speed).clamp(1.0, 40.0),
         }
     }
 }

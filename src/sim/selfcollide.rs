@@ -279,10 +279,14 @@ pub fn find_self_contacts(
     }
 }
 
+/// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
+pub const OUTSIDE_TOLERANCE: f32 = 0.25;
+
 /// One Gauss–Seidel pass over `contacts`: where C = side·(q − p1)·n − h < 0 (eq. (12)/(13)), moves q and the
 /// triangle's corners by PBD eq. (8)–(9) with inverse masses `w`, gradients ∇q = side·n and ∇p_i = −side·b_i·n
 /// (n held constant, see the module docs), scaled by the stiffness `k` ∈ [0, 1]. Skips contacts with an index
-/// out of range, a degenerate triangle or zero total weight.
+/// out of range, a degenerate triangle, zero total weight, or a vertex that projects more than
+/// [`OUTSIDE_TOLERANCE`] outside its triangle.
 pub fn project_self_contacts(
     p: &mut [Vec3],
     w: &[f32],
@@ -310,6 +314,11 @@ pub fn project_self_contacts(
             continue; // satisfied
         }
         let Some(b) = barycentric(pq, [p1, p2, p3]) else { continue };
+        if b.min_element() < -OUTSIDE_TOLERANCE {
+            // the vertex has moved off the triangle since detection: the plane beyond its edges is not the
+            // cloth, and pushing against it could throw the vertex far (a tumbling fold)
+            continue;
+        }
         let b = b.max(Vec3::ZERO);
         let b = b / b.element_sum(); // ≥ 1 before dividing: the clamp only drops negative parts of Σ b = 1
         let wsum = w[q] + w[i1] * b.x * b.x + w[i2] * b.y * b.y + w[i3] * b.z * b.z;

@@ -7,22 +7,27 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, Cloth, ClothMaterial, ClothMesh, Contacts, Grabbed, Particles,
-    SelfCollision, SolverStiffness, StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, Contact, Contacts,
+    Grabbed, Particles, SelfCollision, SolverStiffness, StretchConstraints,
 };
-use super::collide::{Collider, contacts::generate_contacts, response::apply_friction_restitution, shapes::Shape};
+use super::collide::{
+    Collider, ColliderMotion, ColliderShape, CollisionWorld, PreviousPose, contacts::generate_contacts,
+    response::apply_friction_restitution,
+};
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
 use super::params::linearized;
+use super::rigid::RigidBody;
 use super::selfcollide::find_self_contacts;
 use super::wind::Wind;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
-/// Line (5): gravity and air (mean wind plus gust) on every cloth.
+/// Line (5): gravity and air (mean wind plus gust) on every cloth, gravity on every rigid body.
 pub fn external_forces(
     mut cloths: Query<(&mut Particles, &ClothMesh)>,
+    mut bodies: Query<&mut RigidBody>,
     params: Res<SimParams>,
     wind: Res<Wind>,
     clock: Res<SimClock>,
@@ -34,6 +39,9 @@ pub fn external_forces(
         let Particles { x, v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
         integrate::apply_aerodynamics(x, v, w, &mesh.triangles, air, params.air_drag, clock.dt);
+    }
+    for mut body in &mut bodies {
+        body.apply_gravity(params.gravity, clock.dt);
     }
     timings.add(PbdStage::ExternalForces, start);
 }
@@ -70,22 +78,56 @@ pub fn predict(
     timings.add(PbdStage::Predict, start);
 }
 
-/// Line (8): collision constraints against every collider, and (§4.3) between each cloth's vertices and its
-/// own triangles, once per substep.
-pub fn generate_collisions(
-    mut cloths: Query<(&Particles, &ClothMesh, &mut Contacts, &mut SelfCollision, &ClothMaterial)>,
-    colliders: Query<(&Collider, &Transform)>,
+/// Line (7) for rigid bodies (§4.2): each moves by its velocities, remembering its pose at the start of the
+/// substep, and rests on the static planes.
+pub fn move_bodies(
+    mut bodies: Query<(&Collider, &mut RigidBody, &mut Transform, &mut PreviousPose)>,
+    fixed: Query<(&Collider, &Transform), Without<RigidBody>>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
-    mut shapes: Local<Vec<Shape>>,
+) {
+    let rest_speed = 2.0 * params.gravity.length() * clock.dt;
+    for (collider, mut body, mut pose, mut previous) in &mut bodies {
+        previous.0 = *pose;
+        body.integrate(&mut pose, clock.dt);
+        for (plane, at) in &fixed {
+            if plane.shape == ColliderShape::Plane && plane.motion == ColliderMotion::Static {
+                let surface =
+                    (plane.friction.unwrap_or(params.friction), plane.restitution.unwrap_or(params.restitution));
+                body.collide_with_plane(
+                    &mut pose,
+                    &collider.shape,
+                    (at.translation, at.up().as_vec3()),
+                    surface,
+                    rest_speed,
+                );
+            }
+        }
+    }
+}
+
+/// Line (8): collision constraints against every collider swept over the substep (§3.4), holds on the rigid
+/// bodies cloth hangs from (§4.2), and (§4.3) between each cloth's vertices and its own triangles.
+#[allow(clippy::type_complexity)]
+pub fn generate_collisions(
+    mut cloths: Query<(&Particles, &ClothMesh, &mut Contacts, &mut SelfCollision, &ClothMaterial, &BodyAttachments)>,
+    colliders: Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+    mut world: ResMut<CollisionWorld>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    shapes.clear();
-    shapes.extend(colliders.iter().map(|(c, t)| c.world_shape(t)));
-    for (particles, mesh, mut contacts, mut self_collision, material) in &mut cloths {
+    world.gather(colliders.iter(), &params);
+    for (particles, mesh, mut contacts, mut self_collision, material, held) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
-        generate_contacts(x, p, v, w, &shapes, material.thickness, &mut contacts.0);
+        generate_contacts((x, p, v, w), &world.colliders, material.thickness, clock.dt, &mut contacts.0);
+        for a in &held.0 {
+            if let Some(k) = world.index_of(a.body) {
+                let (point, shift) = world.colliders[k].follow(a.local);
+                contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
+            }
+        }
         let SelfCollision { hash, contacts, step_end } = &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
@@ -125,13 +167,7 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
         }
         let settings = SolverSettings {
             parallel: params.parallel,
-            ..SolverSettings::new(
-                params.iterations,
-                stiffness.stretch,
-                stiffness.bend,
-                params.bending_model,
-                params.friction,
-            )
+            ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
         };
         let Particles { x, p, w, .. } = &mut *particles;
         let mut no_gradient = Vec::new();
@@ -165,22 +201,43 @@ pub fn update_velocity(mut cloths: Query<&mut Particles>, clock: Res<SimClock>, 
 /// Line (16): friction and restitution on the vertices that had contacts. Impacts slower than the speed
 /// gravity adds in two substeps count as resting contact and do not bounce.
 pub fn velocity_response(
-    mut cloths: Query<(&mut Particles, &Contacts)>,
+    mut cloths: Query<(&mut Particles, &mut Contacts)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let rest_speed = 2.0 * params.gravity.length() * clock.dt;
-    for (mut particles, contacts) in &mut cloths {
-        apply_friction_restitution(
-            &mut particles.v,
-            &contacts.0,
-            params.friction,
-            params.restitution,
-            rest_speed,
-            clock.dt,
-        );
+    for (mut particles, mut contacts) in &mut cloths {
+        apply_friction_restitution(&mut particles.v, &mut contacts.0, rest_speed, clock.dt);
+    }
+    timings.add(PbdStage::VelocityResponse, start);
+}
+
+/// §4.2, two-way coupling: every rigid body receives, at each contact point, the opposite of the momentum
+/// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep.
+pub fn couple_bodies(
+    cloths: Query<(&Particles, &Contacts)>,
+    mut bodies: Query<(&mut RigidBody, &Transform)>,
+    world: Res<CollisionWorld>,
+    clock: Res<SimClock>,
+    mut timings: ResMut<StageTimings>,
+) {
+    if bodies.is_empty() {
+        return;
+    }
+    let start = Instant::now();
+    for (particles, contacts) in &cloths {
+        for c in &contacts.0 {
+            let (Some(&entity), Some(&mass)) =
+                (world.entities.get(c.collider as usize), particles.mass.get(c.vertex as usize))
+            else {
+                continue;
+            };
+            if let Ok((mut body, pose)) = bodies.get_mut(entity) {
+                body.apply_impulse(pose, -c.momentum_given(mass, clock.dt), c.point);
+            }
+        }
     }
     timings.add(PbdStage::VelocityResponse, start);
 }

@@ -11,6 +11,7 @@ use crate::scene::library::PresetLibrary;
 use crate::scene::preset::{self, ScenePreset};
 use crate::scene::snapshot::{LiveCloth, snapshot};
 use crate::scene::spawn::SceneStatus;
+use crate::scene::throws::ThrowQueue;
 use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
 use crate::sim::constraints::attach::Motion;
@@ -47,6 +48,7 @@ pub struct SceneControls<'w> {
     active: Res<'w, ActiveScene>,
     request: ResMut<'w, SceneRequest>,
     status: ResMut<'w, SceneStatus>,
+    throws: ResMut<'w, ThrowQueue>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -77,6 +79,7 @@ pub fn side_panel(
             material(ui, &mut params, &mut cloths);
             collisions(ui, &mut params);
             tearing(ui, &mut params);
+            rigid_bodies(ui, &mut params, &mut scene.throws);
             environment(ui, &mut params);
         });
     });
@@ -279,6 +282,21 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
         );
         ui.add(egui::Slider::new(&mut p.pressure, 0.1..=5.0).text("pressure k_pressure"))
             .on_hover_text("§4.4, eq. (15): a balloon's volume is held at k_pressure times its rest volume V0. 0.1–5.");
+    });
+}
+
+fn rigid_bodies(ui: &mut egui::Ui, p: &mut SimParams, throws: &mut ThrowQueue) {
+    section(ui, "Rigid bodies", false, |ui| {
+        if ui.button("Throw a ball").on_hover_text("B throws one at the cursor; this button, straight ahead.").clicked()
+        {
+            throws.from_camera = true;
+        }
+        ui.add(egui::Slider::new(&mut p.ball_mass, 0.05..=50.0).logarithmic(true).text("ball mass (kg)"))
+            .on_hover_text("Mass of a thrown ball, kg. 0.05–50. §4.2: cloth and ball exchange momentum both ways.");
+        ui.add(egui::Slider::new(&mut p.ball_radius, 0.03..=0.5).text("ball radius (m)"))
+            .on_hover_text("Radius of a thrown ball, metres. 0.03–0.5.");
+        ui.add(egui::Slider::new(&mut p.ball_speed, 1.0..=40.0).text("ball speed (m/s)"))
+            .on_hover_text("Launch speed of a thrown ball, m/s. 1–40.");
     });
 }
 

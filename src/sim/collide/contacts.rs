@@ -9,36 +9,38 @@
 
 use bevy::math::Vec3;
 
-use super::shapes::Shape;
-use crate::sim::cloth::Contact;
+use super::swept::SweptCollider;
+use crate::sim::cloth::{Contact, ContactKind};
 use crate::sim::constraints::access::ParticleAccess;
 
-/// Fills `out` (cleared first, capacity kept) with one contact per vertex and shape whose ray x→p enters the
-/// shape grown by `margin`, or lies inside it. Vertices with w = 0 are skipped.
+/// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
+/// the collider grown by `margin` during the substep of length `dt`, or lies inside it. Vertices with w = 0
+/// are skipped; so is a collider whose swept bounds cannot reach the cloth's.
+#[allow(clippy::too_many_arguments)]
 pub fn generate_contacts(
-    x: &[Vec3],
-    p: &[Vec3],
-    v: &[Vec3],
-    w: &[f32],
-    shapes: &[Shape],
+    (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
+    colliders: &[SweptCollider],
     margin: f32,
+    dt: f32,
     out: &mut Vec<Contact>,
 ) {
     out.clear();
     let Some((min, max)) = swept_bounds(x, p) else {
         return;
     };
-    for shape in shapes {
-        let shape = shape.inflated(margin);
-        if !shape.may_touch_box(min, max) {
+    for (k, collider) in colliders.iter().enumerate() {
+        if !collider.may_touch_box(min, max, margin) {
             continue;
         }
+        let grown = collider.local.inflated(margin);
+        let surface = (collider.friction, collider.restitution);
         for i in 0..x.len() {
             if w[i] == 0.0 {
                 continue;
             }
-            if let Some((point, normal)) = shape.contact(x[i], p[i]) {
-                out.push(Contact { vertex: i as u32, point, normal, approach_speed: v[i].dot(normal), pushed: 0.0 });
+            if let Some(hit) = collider.contact(&grown, x[i], p[i]) {
+                let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
+                out.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
             }
         }
     }
@@ -51,59 +53,74 @@ fn swept_bounds(x: &[Vec3], p: &[Vec3]) -> Option<(Vec3, Vec3)> {
     Some(bounds)
 }
 
-/// Projects every contact: if C(p) = (p − q)·n < 0, move p back onto the surface along n. The collider has
-/// infinite mass, so the whole correction goes to the particle; it is added up in [`Contact::pushed`]. Then
-/// static friction with coefficient μ: a tangential displacement p − x of at most μ · pushed is removed.
-pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut [Contact], friction: f32) {
+/// Projects every contact. A surface contact with C(p) = (p − q)·n < 0 moves p back onto the surface along
+/// n; the collider has infinite mass within the loop, so the whole correction goes to the particle and is
+/// added up in [`Contact::pushed`]. Then static friction with the collider's μ: a tangential displacement
+/// relative to the surface, p − x − surface shift, of at most μ · pushed is removed. An attached vertex is put
+/// on its body point. Every displacement is added up in [`Contact::moved`] for the body's impulse (§4.2).
+pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut [Contact]) {
     for c in contacts {
         let i = c.vertex as usize;
         if i >= x.len() || i >= p.len() || p.w(i) == 0.0 {
             continue;
         }
-        let n = c.normal;
-        let depth = (p.p(i) - c.point).dot(n);
-        if depth < 0.0 {
-            p.shift(i, -n * depth);
-            c.pushed -= depth;
+        let before = p.p(i);
+        match c.kind {
+            ContactKind::Attached => p.shift(i, c.point - before),
+            ContactKind::Surface => {
+                let n = c.normal;
+                let depth = (before - c.point).dot(n);
+                if depth < 0.0 {
+                    p.shift(i, -n * depth);
+                    c.pushed -= depth;
+                }
+                let moved = p.p(i) - x[i] - c.surface_shift;
+                let slip = moved - n * moved.dot(n);
+                if c.pushed > 0.0 && slip.length_squared() <= (c.friction * c.pushed).powi(2) {
+                    p.shift(i, -slip);
+                }
+            }
         }
-        let moved = p.p(i) - x[i];
-        let slip = moved - n * moved.dot(n);
-        if c.pushed > 0.0 && slip.length_squared() <= (friction * c.pushed).powi(2) {
-            p.shift(i, -slip);
-        }
+        c.moved += p.p(i) - before;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::collide::shapes::Shape;
     use crate::sim::constraints::access::Slices;
+
+    fn fixed(shape: Shape, friction: f32) -> [SweptCollider; 1] {
+        [SweptCollider::fixed(shape, friction, 0.0)]
+    }
 
     #[test]
     fn projected_vertex_ends_on_the_surface_and_pinned_vertices_are_ignored() {
-        let ground = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }];
+        let ground = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.0);
         let x = [Vec3::new(0.0, 0.1, 0.0), Vec3::new(1.0, 0.1, 0.0), Vec3::new(2.0, 0.5, 0.0)];
         let mut p = [Vec3::new(0.0, -0.2, 0.0), Vec3::new(1.0, -0.3, 0.0), Vec3::new(2.0, 0.4, 0.0)];
         let w = [1.0, 0.0, 1.0];
         let mut contacts = Vec::new();
-        generate_contacts(&x, &p, &[Vec3::NEG_Y; 3], &w, &ground, 0.0, &mut contacts);
+        generate_contacts((&x, &p, &[Vec3::NEG_Y; 3], &w), &ground, 0.0, 0.1, &mut contacts);
         assert_eq!(contacts.len(), 1);
         assert_eq!(contacts[0].approach_speed, -1.0);
-        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts, 0.0);
+        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
         assert!(p[0].y.abs() < 1e-6);
         assert!((contacts[0].pushed - 0.2).abs() < 1e-6);
+        assert!((contacts[0].moved - Vec3::new(0.0, 0.2, 0.0)).length() < 1e-6);
         assert_eq!(p[1].y, -0.3);
     }
 
     #[test]
     fn static_friction_holds_within_the_cone_only() {
-        let ground = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }];
+        let ground = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.5);
         let x = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0)];
         // pushed out by 0.1 each; tangential slips of 0.04 (inside μ·0.1 = 0.05) and 0.08 (outside)
         let mut p = [Vec3::new(0.04, -0.1, 0.0), Vec3::new(1.08, -0.1, 0.0)];
         let mut contacts = Vec::new();
-        generate_contacts(&x, &p, &[Vec3::ZERO; 2], &[1.0; 2], &ground, 0.0, &mut contacts);
-        project_contacts(&mut Slices { p: &mut p, w: &[1.0; 2] }, &x, &mut contacts, 0.5);
+        generate_contacts((&x, &p, &[Vec3::ZERO; 2], &[1.0; 2]), &ground, 0.0, 0.1, &mut contacts);
+        project_contacts(&mut Slices { p: &mut p, w: &[1.0; 2] }, &x, &mut contacts);
         assert!((p[0] - x[0]).length() < 1e-6, "held: {}", p[0]);
         assert!((p[1] - Vec3::new(1.08, 0.0, 0.0)).length() < 1e-6, "slides on: {}", p[1]);
     }
@@ -112,14 +129,14 @@ mod tests {
     /// how far it moved.
     fn slide_on_slope(friction: f32) -> f32 {
         let a = 20f32.to_radians();
-        let slope = [Shape::Plane { point: Vec3::ZERO, normal: Vec3::new(-a.sin(), a.cos(), 0.0) }];
+        let slope = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::new(-a.sin(), a.cos(), 0.0) }, friction);
         let (g, dt) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 480.0);
         let (mut x, mut v, mut p, mut contacts) = ([Vec3::ZERO], [Vec3::ZERO], [Vec3::ZERO], Vec::new());
         for _ in 0..4800 {
             crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt);
             crate::sim::integrate::predict(&x, &v, &mut p, dt);
-            generate_contacts(&x, &p, &v, &[1.0], &slope, 0.0, &mut contacts);
-            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, friction);
+            generate_contacts((&x, &p, &v, &[1.0]), &slope, 0.0, dt, &mut contacts);
+            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
             crate::sim::integrate::update_velocities(&mut x, &p, &mut v, dt);
         }
         x[0].length()
@@ -130,5 +147,32 @@ mod tests {
         // μ = 0.6 > tan 20°: held. Velocity-level friction alone would let it creep g_t·Δt² every step.
         assert!(slide_on_slope(0.6) < 1e-4, "crept {} m", slide_on_slope(0.6));
         assert!(slide_on_slope(0.2) > 1.0, "μ = 0.2 < tan 20° must slide");
+    }
+
+    #[test]
+    fn attached_vertex_is_put_on_its_body_point() {
+        let x = [Vec3::ZERO];
+        let mut p = [Vec3::new(0.0, -0.3, 0.1)];
+        let mut contacts = [Contact::attached(0, 0, Vec3::new(0.0, -0.1, 0.0), Vec3::ZERO)];
+        project_contacts(&mut Slices { p: &mut p, w: &[2.0] }, &x, &mut contacts);
+        assert!((p[0] - Vec3::new(0.0, -0.1, 0.0)).length() < 1e-6);
+        assert!((contacts[0].moved - Vec3::new(0.0, 0.2, -0.1)).length() < 1e-6);
+        // m (Δp/Δt + Δv) with m = 1/2, Δt = 0.1
+        assert!((contacts[0].momentum_given(0.5, 0.1) - Vec3::new(0.0, 1.0, -0.5)).length() < 1e-5);
+    }
+
+    #[test]
+    fn static_friction_holds_relative_to_a_moving_surface() {
+        // a belt moving +x by 2 cm this substep carries a vertex pressed 5 cm into it (μ · 5 cm ≥ 2 cm)
+        let belt =
+            Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
+        let pose = |x: f32| bevy::math::Isometry3d::from_translation(Vec3::new(x, -0.5, 0.0));
+        let belt = [SweptCollider::new(belt, pose(0.0), pose(0.02), 0.5, 0.0)];
+        let x = [Vec3::ZERO];
+        let mut p = [Vec3::new(0.0, -0.05, 0.0)];
+        let mut contacts = Vec::new();
+        generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &belt, 0.0, 0.01, &mut contacts);
+        project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
+        assert!((p[0] - Vec3::new(0.02, 0.0, 0.0)).length() < 1e-5, "carried with the belt: {}", p[0]);
     }
 }

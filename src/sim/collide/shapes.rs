@@ -1,7 +1,7 @@
 //! Collision shapes in world space with the queries §3.4 needs: does the ray x→p enter the shape (entry point
 //! q_c and normal n_c), and the closest surface point q_s with its normal for the static fallback.
 
-use bevy::math::{Quat, Vec3};
+use bevy::math::{Isometry3d, Quat, Vec2, Vec3};
 
 /// A collision shape in world space.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,6 +27,14 @@ pub enum Shape {
         b: Vec3,
         radius: f32,
     },
+    /// A closed hollow cylinder, the cloth inside: the solid is everything outside the cylinder of `radius`
+    /// about the axis through `center` along `rotation · Y`, capped at ±`half_height`.
+    Barrel {
+        center: Vec3,
+        rotation: Quat,
+        radius: f32,
+        half_height: f32,
+    },
 }
 
 /// Bisection steps of the generic ray test: the entry point is found to 2⁻³⁰ of the segment.
@@ -42,6 +50,41 @@ impl Shape {
                 Shape::Box { center, rotation, half_extents: half_extents + Vec3::splat(margin) }
             }
             Shape::Capsule { a, b, radius } => Shape::Capsule { a, b, radius: radius + margin },
+            Shape::Barrel { center, rotation, radius, half_height } => Shape::Barrel {
+                center,
+                rotation,
+                radius: (radius - margin).max(0.0),
+                half_height: (half_height - margin).max(0.0),
+            },
+        }
+    }
+
+    /// The shape moved by `pose` (from its own frame to the world).
+    pub fn transformed(self, pose: &Isometry3d) -> Self {
+        let at = |q: Vec3| Vec3::from(pose.transform_point(q));
+        let turn = pose.rotation;
+        match self {
+            Shape::Plane { point, normal } => Shape::Plane { point: at(point), normal: turn * normal },
+            Shape::Sphere { center, radius } => Shape::Sphere { center: at(center), radius },
+            Shape::Box { center, rotation, half_extents } => {
+                Shape::Box { center: at(center), rotation: turn * rotation, half_extents }
+            }
+            Shape::Capsule { a, b, radius } => Shape::Capsule { a: at(a), b: at(b), radius },
+            Shape::Barrel { center, rotation, radius, half_height } => {
+                Shape::Barrel { center: at(center), rotation: turn * rotation, radius, half_height }
+            }
+        }
+    }
+
+    /// The largest distance of a surface point from the origin (how far a turn about the origin can move
+    /// it, per radian); infinite for a plane.
+    pub fn reach(&self) -> f32 {
+        match *self {
+            Shape::Plane { .. } => f32::INFINITY,
+            Shape::Sphere { center, radius } => center.length() + radius,
+            Shape::Box { center, half_extents, .. } => center.length() + half_extents.length(),
+            Shape::Capsule { a, b, radius } => a.length().max(b.length()) + radius,
+            Shape::Barrel { center, radius, half_height, .. } => center.length() + radius.hypot(half_height),
         }
     }
 
@@ -55,6 +98,9 @@ impl Shape {
                 d.max(Vec3::ZERO).length() + d.max_element().min(0.0)
             }
             Shape::Capsule { a, b, radius } => q.distance(closest_on_segment(a, b, q)) - radius,
+            Shape::Barrel { center, rotation, radius, half_height } => {
+                -cylinder_distance(rotation.inverse() * (q - center), radius, half_height)
+            }
         }
     }
 
@@ -90,6 +136,10 @@ impl Shape {
                 let c = closest_on_segment(a, b, q);
                 let n = (q - c).normalize_or((b - a).any_orthonormal_vector());
                 (c + n * radius, n)
+            }
+            Shape::Barrel { center, rotation, radius, half_height } => {
+                let (point, normal) = barrel_closest_surface(rotation.inverse() * (q - center), radius, half_height);
+                (center + rotation * point, rotation * normal)
             }
         }
     }
@@ -128,7 +178,24 @@ impl Shape {
                 Some((q, (q - center) / radius))
             }
             Shape::Box { .. } | Shape::Capsule { .. } => self.convex_ray_entry(a, b),
+            Shape::Barrel { .. } => self.barrel_ray_entry(a, b),
         }
+    }
+
+    /// Ray entry into a barrel's wall: the free space inside is convex, so a segment starting there leaves it
+    /// at most once, where it ends outside; bisect for that crossing.
+    fn barrel_ray_entry(&self, a: Vec3, b: Vec3) -> Option<(Vec3, Vec3)> {
+        if self.signed_distance(a) < 0.0 || self.signed_distance(b) >= 0.0 {
+            return None;
+        }
+        let at = |t: f32| a + (b - a) * t;
+        let (mut lo, mut hi) = (0.0f32, 1.0f32);
+        for _ in 0..BISECTION_STEPS {
+            let mid = 0.5 * (lo + hi);
+            if self.signed_distance(at(mid)) >= 0.0 { lo = mid } else { hi = mid }
+        }
+        let q = at(lo);
+        Some((q, self.closest_surface(q).1))
     }
 
     /// Ray entry for any convex shape from its signed distance, which is convex along the segment: find the
@@ -171,16 +238,49 @@ impl Shape {
 
     /// The collision constraint of line (8) for a vertex moving x→p: the continuous entry point if the ray
     /// enters the shape, the closest surface point if the ray lies completely inside (static fallback), and
-    /// nothing otherwise.
+    /// nothing if it stays outside. A ray that starts inside and ends outside keeps the surface nearest its
+    /// start: a vertex left on the boundary (or a hair inside it, by rounding) by the last substep's projection
+    /// must leave on the side it was pushed to, never through a thin collider to the other side.
     pub fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3)> {
         if self.signed_distance(x) >= 0.0 {
             self.ray_entry(x, p)
         } else if self.signed_distance(p) < 0.0 {
             Some(self.closest_surface(p))
         } else {
-            None
+            Some(self.closest_surface(x))
         }
     }
+}
+
+/// Signed distance from `q` (local frame) to the solid cylinder of `radius` about the Y axis, |y| ≤
+/// `half_height`: exact inside and outside.
+fn cylinder_distance(q: Vec3, radius: f32, half_height: f32) -> f32 {
+    let d = Vec2::new(Vec2::new(q.x, q.z).length() - radius, q.y.abs() - half_height);
+    d.max(Vec2::ZERO).length() + d.max_element().min(0.0)
+}
+
+/// The point of a barrel's inner surface closest to `q` (local frame) and the normal there, pointing into the
+/// free space inside.
+fn barrel_closest_surface(q: Vec3, radius: f32, half_height: f32) -> (Vec3, Vec3) {
+    let radial = Vec2::new(q.x, q.z);
+    let r = radial.length();
+    let outward = if r > 0.0 { radial / r } else { Vec2::X };
+    let wall = Vec3::new(outward.x, 0.0, outward.y);
+    let cap = if q.y >= 0.0 { Vec3::Y } else { Vec3::NEG_Y };
+    let inside_wall = r <= radius;
+    let inside_caps = q.y.abs() <= half_height;
+    if inside_wall && inside_caps {
+        // free space: the nearer of the wall and the caps
+        return if radius - r <= half_height - q.y.abs() {
+            (Vec3::new(outward.x * radius, q.y, outward.y * radius), -wall)
+        } else {
+            (Vec3::new(q.x, cap.y * half_height, q.z), -cap)
+        };
+    }
+    // in the solid: the closest point of the cylinder; the normal points back into it
+    let clamped_r = r.min(radius);
+    let point = Vec3::new(outward.x * clamped_r, q.y.clamp(-half_height, half_height), outward.y * clamped_r);
+    (point, (point - q).normalize_or(-wall))
 }
 
 /// The point of the segment a–b closest to q.
@@ -232,8 +332,18 @@ mod tests {
     }
 
     #[test]
-    fn leaving_or_missing_rays_make_no_contact() {
-        assert!(SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)).is_none());
+    fn ray_leaving_from_inside_keeps_the_side_it_started_near() {
+        let slab = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::new(1.0, 0.02, 1.0) };
+        // starts a hair inside the bottom face, ends above the slab: held below it
+        let (q, n) = slab.contact(Vec3::new(0.0, -0.0199, 0.0), Vec3::new(0.0, 0.05, 0.0)).unwrap();
+        assert!((q.y + 0.02).abs() < 1e-6 && n == Vec3::NEG_Y, "{q} {n}");
+        // leaving on the same side it is near: the constraint (p − q)·n ≥ 0 already holds
+        let (q, n) = SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)).unwrap();
+        assert!((Vec3::new(2.0, 0.0, 0.0) - q).dot(n) > 0.0);
+    }
+
+    #[test]
+    fn missing_rays_make_no_contact() {
         assert!(SPHERE.contact(Vec3::new(-2.0, 2.0, 0.0), Vec3::new(2.0, 2.0, 0.0)).is_none());
         assert!(SPHERE.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, 2.0, 0.0)).is_none());
     }
@@ -261,6 +371,32 @@ mod tests {
         let (q, n) = b.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
         assert!((q.y - 1.25).abs() < 1e-4 && (n - Vec3::Y).length() < 1e-4, "{q} {n}");
         assert!(b.contact(Vec3::new(3.0, 3.0, 0.0), Vec3::new(3.0, -3.0, 0.0)).is_none());
+    }
+
+    #[test]
+    fn barrel_holds_from_inside() {
+        // axis along world Z: the local Y axis rotated by 90° about X
+        let barrel = Shape::Barrel {
+            center: Vec3::Y,
+            rotation: Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+            radius: 0.8,
+            half_height: 0.5,
+        };
+        assert!((barrel.signed_distance(Vec3::Y) - 0.5).abs() < 1e-5, "centre: nearest are the caps");
+        assert!((barrel.signed_distance(Vec3::new(0.0, 0.3, 0.0)) - 0.1).abs() < 1e-5, "0.1 above the wall");
+        assert!((barrel.signed_distance(Vec3::new(0.0, 0.1, 0.0)) + 0.1).abs() < 1e-5, "0.1 into the wall");
+        // a fast ray from inside through the bottom of the wall enters the solid at the wall
+        let (q, n) = barrel.contact(Vec3::new(0.1, 1.0, 0.0), Vec3::new(0.1, -2.0, 0.0)).unwrap();
+        assert!((q.distance(Vec3::Y) - 0.8).abs() < 1e-4 && n.y > 0.99, "{q} {n}");
+        // a vertex already in the wall goes back to the inner surface
+        let (q, n) = barrel.contact(Vec3::new(0.0, 0.15, 0.0), Vec3::new(0.0, 0.1, 0.0)).unwrap();
+        assert!((q - Vec3::new(0.0, 0.2, 0.0)).length() < 1e-5 && (n - Vec3::Y).length() < 1e-5, "{q} {n}");
+        // a cap keeps the cloth in along the axis; moving inside makes no contact
+        let (q, n) = barrel.contact(Vec3::new(0.0, 1.0, 0.4), Vec3::new(0.0, 1.0, 0.7)).unwrap();
+        assert!((q.z - 0.5).abs() < 1e-4 && (n + Vec3::Z).length() < 1e-4, "{q} {n}");
+        assert!(barrel.contact(Vec3::new(0.0, 1.2, 0.0), Vec3::new(0.3, 0.9, 0.1)).is_none());
+        let shrunk = barrel.inflated(0.05);
+        assert!((shrunk.signed_distance(Vec3::new(0.0, 0.3, 0.0)) - 0.05).abs() < 1e-5);
     }
 
     #[test]

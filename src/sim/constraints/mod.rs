@@ -31,22 +31,19 @@ pub struct SolverSettings {
     pub stretch_k: f32,
     pub bend_k: f32,
     pub bending_model: BendingModel,
-    /// Friction coefficient μ of the contacts (static part, §3.4).
-    pub friction: f32,
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
 }
 
 impl SolverSettings {
     /// Settings for `iterations` sweeps with the user stiffnesses k_stretch and k_bend (§3.3).
-    pub fn new(iterations: u32, k_stretch: f32, k_bend: f32, bending_model: BendingModel, friction: f32) -> Self {
+    pub fn new(iterations: u32, k_stretch: f32, k_bend: f32, bending_model: BendingModel) -> Self {
         let iterations = iterations.max(1);
         Self {
             iterations,
             stretch_k: linearized(k_stretch, iterations),
             bend_k: linearized(k_bend, iterations),
             bending_model,
-            friction,
             parallel: true,
         }
     }
@@ -137,7 +134,7 @@ pub fn project_constraints(
             Work::Bend => {}
             Work::Contacts => {
                 if let Ok(mut scratch) = scratch.lock() {
-                    project_contacts(&mut view, x, scratch.contacts, settings.friction);
+                    project_contacts(&mut view, x, scratch.contacts);
                 }
             }
             Work::SelfContacts if !self_contacts.is_empty() => {

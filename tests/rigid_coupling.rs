@@ -1,0 +1,162 @@
+//! Colliders in motion and rigid bodies (issue 5) with numbers: continuous collision against a fast thin
+//! collider (§3.4), momentum of ball + cloth conserved by the two-way coupling (§4.2), the barrel's friction
+//! carrying cloth up its wall (Fig. 9), and stripes holding their boxes up (Fig. 8).
+
+use bevy::prelude::*;
+use drape::headless::headless_app;
+use drape::scene::desc::{BodyDesc, ClothDesc, ClothShape, ColliderDesc, Placement, SceneDesc};
+use drape::scene::preset;
+use drape::sim::SimParams;
+use drape::sim::cloth::{BodyAttachments, Particles};
+use drape::sim::collide::{ColliderMotion, ColliderShape};
+use drape::sim::rigid::RigidBody;
+
+/// A free 1 m × 1 m sheet of 24×24 quads, horizontal at height `y`, or vertical (facing ±Z) if rotated.
+fn free_sheet(placement: Placement) -> ClothDesc {
+    ClothDesc {
+        shape: ClothShape::Grid { cols: 24, rows: 24, width: 1.0, depth: 1.0 },
+        placement,
+        ..ClothDesc::default()
+    }
+}
+
+/// Every particle of every cloth.
+fn positions(app: &mut App) -> Vec<Vec3> {
+    let mut q = app.world_mut().query::<&Particles>();
+    q.iter(app.world()).flat_map(|p| p.x.iter().copied()).collect()
+}
+
+#[test]
+fn fast_thin_collider_leaves_no_vertex_on_the_wrong_side() {
+    // a 2 cm slab falls through a free sheet at 20 m/s: 8.3 cm per substep, four times slab plus cloth thickness
+    let half = Vec3::new(0.25, 0.01, 0.25);
+    let slab = ColliderDesc {
+        shape: ColliderShape::Box { half_extents: half },
+        placement: Placement::at(Vec3::new(0.0, 1.3, 0.0)),
+        motion: ColliderMotion::Path { waypoints: vec![Vec3::new(0.0, -3.0, 0.0)], duration: 0.15, looped: false },
+        ..ColliderDesc::ground()
+    };
+    let desc = SceneDesc {
+        name: "slab".into(),
+        params: SimParams { gravity: Vec3::ZERO, substeps: 4, ..SimParams::default() },
+        cloths: vec![free_sheet(Placement::at(Vec3::new(0.0, 1.0, 0.0)))],
+        colliders: vec![slab],
+        ..SceneDesc::default()
+    };
+    let mut app = headless_app(desc);
+    // the vertices the slab's bottom face meets: well inside its footprint
+    let hit: Vec<usize> =
+        (0..positions(&mut app).len()).filter(|&i| inside_footprint(positions(&mut app)[i], 0.15)).collect();
+    assert!(hit.len() > 40, "only {} vertices under the slab", hit.len());
+    for _ in 0..8 {
+        app.update();
+    }
+    let slab_y = {
+        let mut q = app.world_mut().query_filtered::<&Transform, With<drape::sim::collide::Collider>>();
+        q.single(app.world()).unwrap().translation.y
+    };
+    assert!(slab_y < -1.0, "the slab is at {slab_y} m");
+    // it has carried them 2.4 m down, every one still below its bottom face
+    let x = positions(&mut app);
+    let wrong_side = hit.iter().filter(|&&i| x[i].y > slab_y - half.y).count();
+    assert_eq!(wrong_side, 0, "{wrong_side} of {} vertices passed through the slab (at {slab_y} m)", hit.len());
+    assert!(hit.iter().all(|&i| inside_footprint(x[i], 0.25)), "the vertices slid off the slab");
+}
+
+fn inside_footprint(x: Vec3, half: f32) -> bool {
+    x.x.abs() < half && x.z.abs() < half
+}
+
+#[test]
+fn ball_and_cloth_conserve_linear_momentum_without_gravity() {
+    let ball = ColliderDesc {
+        name: "ball".into(),
+        shape: ColliderShape::Sphere { radius: 0.15 },
+        placement: Placement::at(Vec3::new(0.1, 0.05, 0.8)),
+        body: Some(BodyDesc { mass: 0.5, velocity: Vec3::new(0.0, 0.0, -5.0), angular_velocity: Vec3::ZERO }),
+        ..ColliderDesc::ground()
+    };
+    let vertical = Placement { translation: Vec3::ZERO, rotation_degrees: Vec3::new(90.0, 0.0, 0.0) };
+    let desc = SceneDesc {
+        name: "catch".into(),
+        params: SimParams { gravity: Vec3::ZERO, air_drag: 0.0, friction: 0.5, ..SimParams::default() },
+        cloths: vec![free_sheet(vertical)],
+        colliders: vec![ball],
+        ..SceneDesc::default()
+    };
+    let mut app = headless_app(desc);
+    let momentum = |app: &mut App| {
+        let mut cloth = app.world_mut().query::<&Particles>();
+        let cloth: Vec3 = cloth.iter(app.world()).flat_map(|p| p.v.iter().zip(&p.mass).map(|(v, m)| *v * *m)).sum();
+        let mut bodies = app.world_mut().query::<&RigidBody>();
+        let body: Vec3 = bodies.iter(app.world()).map(RigidBody::momentum).sum();
+        (cloth, body)
+    };
+    let (cloth0, body0) = momentum(&mut app);
+    let total0 = cloth0 + body0;
+    assert!((total0 - Vec3::new(0.0, 0.0, -2.5)).length() < 1e-5);
+    for _ in 0..60 {
+        app.update();
+    }
+    let (cloth, body) = momentum(&mut app);
+    // the ball hit the cloth and handed it a real share of its momentum...
+    assert!(cloth.z < -0.5, "the cloth got only {cloth} kg·m/s");
+    // ...and nothing was created or lost on the way
+    let error = (cloth + body - total0).length() / total0.length();
+    assert!(error < 0.01, "momentum {total0} → {} (cloth {cloth}, ball {body}): {:.3} %", cloth + body, error * 100.0);
+}
+
+/// The mean x of the barrel's cloth over frames 300–600, and the largest distance of a vertex from the axis.
+fn barrel_run(friction: f32) -> (f32, f32) {
+    let mut desc = preset::load("barrel").unwrap();
+    desc.colliders[1].friction = Some(friction);
+    let mut app = headless_app(desc);
+    let (mut mean_x, mut farthest) = (0.0, 0.0f32);
+    for frame in 0..600 {
+        app.update();
+        if frame >= 300 {
+            let x = positions(&mut app);
+            mean_x += x.iter().map(|p| p.x).sum::<f32>() / x.len() as f32 / 300.0;
+            farthest = x.iter().map(|p| Vec2::new(p.x, p.y - 1.0).length()).fold(farthest, f32::max);
+        }
+    }
+    (mean_x, farthest)
+}
+
+#[test]
+fn barrel_friction_carries_the_cloth_up_the_rising_wall_and_the_wall_holds() {
+    // the barrel turns counter-clockwise seen from +Z: its bottom moves toward +x, up the right-hand wall
+    let (rough_x, rough_r) = barrel_run(0.9);
+    let (smooth_x, smooth_r) = barrel_run(0.0);
+    assert!(rough_x > 0.1, "with μ = 0.9 the cloth stays at x = {rough_x} m");
+    assert!(smooth_x.abs() < 0.05, "without friction the cloth drifts to x = {smooth_x} m");
+    for r in [rough_r, smooth_r] {
+        assert!(r < 0.7, "a vertex left the barrel: {r} m from the axis");
+    }
+}
+
+#[test]
+fn stripes_hold_their_boxes_up_two_way() {
+    let mut app = headless_app(preset::load("stripes").unwrap());
+    for _ in 0..300 {
+        app.update();
+    }
+    let mut bodies = app.world_mut().query::<(Entity, &RigidBody, &Transform)>();
+    let bodies: Vec<(Entity, RigidBody, Transform)> = bodies.iter(app.world()).map(|(e, b, t)| (e, *b, *t)).collect();
+    assert_eq!(bodies.len(), 3);
+    for (_, body, pose) in &bodies {
+        // without the stripes' pull (the impulses of §4.2) a box would lie on the ground at y = 0.1
+        assert!((0.75..1.0).contains(&pose.translation.y), "a box hangs at {}", pose.translation);
+        assert!(body.velocity.length() + body.angular_velocity.length() > 0.01, "the boxes stopped");
+    }
+    // every held vertex is on its body point
+    let mut cloths = app.world_mut().query::<(&Particles, &BodyAttachments)>();
+    for (particles, held) in cloths.iter(app.world()) {
+        assert!(!held.0.is_empty());
+        for a in &held.0 {
+            let pose = bodies.iter().find(|(e, _, _)| *e == a.body).unwrap().2;
+            let gap = particles.x[a.vertex as usize].distance(pose.transform_point(a.local));
+            assert!(gap < 2e-3, "vertex {} is {gap} m off its box", a.vertex);
+        }
+    }
+}
