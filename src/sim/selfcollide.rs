@@ -822,8 +822,9 @@ mod tests {
         let w: Vec<f32> = (0..x.len()).map(|i| if i < 400 { 0.0 } else { 1.0 }).collect();
         let mut rng = Lcg(5);
         let mut p: Vec<Vec3> =
-            x.iter().zip(&w).map(|(&v, &w)| if w > 0.0 { v + rng.vec(0.005) - 0.08 * Vec3::Z } else { v }).collect();
-        // 16×16 falling vertices through static triangles + 15×15 static vertices under falling triangles.
+            x.iter().zip(&w).map(|(&v, &w)| if w > 0.0 { v + rng.vec(0.005) - 0.045 * Vec3::Z } else { v }).collect();
+        // 16×16 falling vertices through static triangles + 15×15 static vertices under falling triangles, each
+        // 1.5 cm (1.5 h) through: a fall of half a triangle in one projection, more than a substep brings.
         assert_eq!(count_crossings(&x, &p, &tris), 16 * 16 + 15 * 15);
         let mut contacts = Vec::new();
         find_self_contacts(&mut SpatialHash::default(), &x, &p, &tris, h, &mut contacts);
