@@ -251,3 +251,39 @@ fn dragging_hard_never_explodes() {
     assert!(r.kinetic_energy < 0.05, "still thrashing 10 s after the release: {} J", r.kinetic_energy);
     assert!(r.min_collider_distance > -0.01, "cloth left {} m inside the ground", -r.min_collider_distance);
 }
+
+#[test]
+fn key_b_throws_a_ball_at_the_cursor_that_pushes_the_cloth() {
+    use bevy::input::keyboard::{Key, KeyboardInput};
+    use drape::sim::rigid::RigidBody;
+    let (mut app, window, camera) = app_with_mouse();
+    let x = particles(&mut app).x;
+    let target = x[x.len() / 2];
+    set_cursor(&mut app, window, screen(&camera, target));
+    let key = |state| KeyboardInput {
+        key_code: KeyCode::KeyB,
+        logical_key: Key::Character("b".into()),
+        state,
+        text: None,
+        repeat: false,
+        window,
+    };
+    app.world_mut().write_message(key(ButtonState::Pressed));
+    app.update();
+    app.world_mut().write_message(key(ButtonState::Released));
+    app.update();
+    let mut balls = app.world_mut().query::<(&RigidBody, &Transform)>();
+    let (ball, pose) = balls.single(app.world()).map(|(b, t)| (*b, *t)).expect("B threw no ball");
+    // it flies from the camera toward the point under the cursor at the panel's speed
+    let aim = (target - camera.translation).normalize();
+    assert!(ball.velocity.normalize().dot(aim) > 0.99, "thrown along {} instead of {aim}", ball.velocity);
+    assert!((ball.velocity.length() - SimParams::default().ball_speed).abs() < 1.0);
+    assert!(pose.translation.distance(camera.translation) < 1.5);
+    let z_before: f32 = x.iter().map(|p| p.z).sum::<f32>() / x.len() as f32;
+    for _ in 0..40 {
+        app.update();
+    }
+    let after = particles(&mut app).x;
+    let z_after: f32 = after.iter().map(|p| p.z).sum::<f32>() / after.len() as f32;
+    assert!(z_after < z_before - 0.02, "the sheet was not pushed back: mean z {z_before} → {z_after}");
+}

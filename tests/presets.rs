@@ -14,14 +14,16 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 9] = [
+const SHIPPED: [&str; 11] = [
     "balloon",
+    "barrel",
     "bend_vs_stretch",
     "curtain",
     "flag",
     "hanging_sheet",
     "self_fold",
     "sphere_drape",
+    "stripes",
     "tablecloth",
     "tearing",
 ];
@@ -37,6 +39,21 @@ fn every_shipped_preset_loads_and_runs_600_frames() {
         assert!(report.max_stretch < 2.0, "{name}: blown apart, max stretch {}", report.max_stretch);
         assert!(report.min_collider_distance > -0.02, "{name}: {} m inside a collider", -report.min_collider_distance);
     }
+}
+
+#[test]
+fn collider_coefficients_bodies_and_body_grips_are_checked() {
+    let rough = "(colliders: [(shape: Plane),\n (shape: Sphere(radius: 0.5), friction: Some(3.0))])";
+    let message = preset::parse(rough.as_bytes(), "rough.ron").err().unwrap().to_string();
+    assert!(message.starts_with("rough.ron:2:") && message.contains("friction 3 is out of range"), "{message}");
+    let heavy_plane = "(colliders: [(name: \"floor\", shape: Plane, body: Some((mass: 1.0)))])";
+    let desc = preset::parse(heavy_plane.as_bytes(), "heavy_plane.ron").unwrap();
+    let message = build_scene(&desc).err().unwrap().to_string();
+    assert!(message.contains("'floor'") && message.contains("only a sphere, box or capsule"), "{message}");
+    let lost = "(cloths: [(name: \"strip\", body_grips: [(body: \"crate\", at: [Row(v: 1.0)])])])";
+    let desc = preset::parse(lost.as_bytes(), "lost.ron").unwrap();
+    let message = build_scene(&desc).err().unwrap().to_string();
+    assert!(message.contains("'strip'") && message.contains("'crate'"), "{message}");
 }
 
 #[test]
