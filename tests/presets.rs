@@ -65,6 +65,25 @@ fn bend_vs_stretch_has_the_six_pieces_of_figure_3() {
 }
 
 #[test]
+fn a_balloon_from_a_closed_obj_file_and_an_open_one_refused() {
+    let dir = std::env::temp_dir().join(format!("drape-balloon-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // a closed octahedron of "radius" 1: volume 4/3
+    let octahedron = "v 1 0 0\nv -1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nv 0 0 -1\n\
+        f 1 3 5\nf 3 2 5\nf 2 4 5\nf 4 1 5\nf 3 1 6\nf 2 3 6\nf 4 2 6\nf 1 4 6\n";
+    let closed = dir.join("octahedron.obj");
+    std::fs::write(&closed, octahedron).unwrap();
+    let text = format!("(cloths: [(name: \"b\", shape: Obj(file: \"{}\"), balloon: true)])", closed.display());
+    let built = build_scene(&preset::parse(text.as_bytes(), "octa.ron").unwrap()).unwrap();
+    let balloon = built.cloths[0].balloon.as_ref().expect("a closed OBJ makes a balloon");
+    assert!((balloon.rest_volume - 4.0 / 3.0).abs() < 1e-5, "V0 = {}", balloon.rest_volume);
+    let open = "(cloths: [(name: \"b\", shape: Obj(file: \"meshes/round_tablecloth.obj\"), balloon: true)])";
+    let message = build_scene(&preset::parse(open.as_bytes(), "open.ron").unwrap()).err().unwrap().to_string();
+    assert!(message.contains("needs a closed mesh"), "{message}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_cloth_from_an_obj_file_and_a_broken_one() {
     let built = build_scene(&preset::load("tablecloth").unwrap()).unwrap();
     let cloth = &built.cloths[0].bundle;
