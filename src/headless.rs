@@ -92,7 +92,7 @@ pub fn run(desc: SceneDesc, frames: u32) -> Result<HeadlessReport, String> {
 
 /// Measures the world's cloths now.
 pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
-    let shapes: Vec<_> = world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.world_shape(t)).collect();
+    let shapes: Vec<_> = world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
     let mut r = HeadlessReport {
         preset: preset.to_string(),
         frames,

@@ -64,6 +64,9 @@ pub fn launch_throws(
             *t
         })
         .collect();
+    if due.is_empty() && queue.pending.is_empty() {
+        return;
+    }
     let pending = std::mem::take(&mut queue.pending);
     let mut thrown = 0;
     for desc in due.iter().chain(&pending) {

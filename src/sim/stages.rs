@@ -86,7 +86,7 @@ pub fn move_bodies(
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {
-    let rest_speed = 2.0 * params.gravity.length() * clock.dt;
+    let rest_speed = resting_speed(&params, clock.dt);
     for (collider, mut body, mut pose, mut previous) in &mut bodies {
         previous.0 = *pose;
         body.integrate(&mut pose, clock.dt);
@@ -207,11 +207,16 @@ pub fn velocity_response(
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    let rest_speed = 2.0 * params.gravity.length() * clock.dt;
+    let rest_speed = resting_speed(&params, clock.dt);
     for (mut particles, mut contacts) in &mut cloths {
         apply_friction_restitution(&mut particles.v, &mut contacts.0, rest_speed, clock.dt);
     }
     timings.add(PbdStage::VelocityResponse, start);
+}
+
+/// Impacts slower than the speed gravity adds in two substeps of `dt` are resting contact: no bounce.
+fn resting_speed(params: &SimParams, dt: f32) -> f32 {
+    2.0 * params.gravity.length() * dt
 }
 
 /// §4.2, two-way coupling: every rigid body receives, at each contact point, the opposite of the momentum

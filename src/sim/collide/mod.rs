@@ -154,11 +154,6 @@ impl Collider {
     pub fn fixed(shape: ColliderShape, start: Transform) -> Self {
         Self { shape, motion: ColliderMotion::Static, start, friction: None, restitution: None }
     }
-
-    /// The world-space shape under `transform`.
-    pub fn world_shape(&self, transform: &Transform) -> Shape {
-        self.shape.placed(transform)
-    }
 }
 
 /// A collider's pose at the start of the substep being run; its `Transform` is the pose at the end. Contacts

@@ -22,7 +22,8 @@ pub struct SurfaceHit {
 /// One collider over one substep, with the coefficients cloth meets on it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SweptCollider {
-    /// The shape in the collider's own frame (scale applied).
+    /// The shape in the collider's own frame (scale applied); for a collider that does not move in this
+    /// substep, the world shape itself (both poses are then the identity).
     pub local: Shape,
     /// Pose at the start of the substep.
     pub start: Isometry3d,
