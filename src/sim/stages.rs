@@ -18,6 +18,7 @@ use super::constraints::plan::ProjectionPlan;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
+use super::parallel::solver_threads;
 use super::params::linearized;
 use super::rigid::RigidBody;
 use super::selfcollide::find_self_contacts;
@@ -162,11 +163,12 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
         stiffness,
     ) in &mut cloths
     {
-        if !plan.is_for(stretch, bend) {
-            *plan = ProjectionPlan::new(stretch, bend);
+        let threads = solver_threads(params.parallel);
+        if !plan.is_for(stretch, bend) || plan.threads() != threads {
+            *plan = ProjectionPlan::new(stretch, bend, threads);
         }
         let settings = SolverSettings {
-            parallel: params.parallel,
+            parallel: threads > 1,
             ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
         };
         let Particles { x, p, w, .. } = &mut *particles;

@@ -8,8 +8,12 @@ use bevy::prelude::*;
 
 use crate::sim::cloth::{BendConstraints, StretchConstraints};
 
-/// Constraints per chunk: enough work (≈ 5–40 µs) to amortise claiming it, small enough to balance threads.
-pub const CHUNK: u32 = 64;
+/// Chunks each colour is cut into per solver thread: a few, so a thread that starts late or is slowed down
+/// leaves work the others take over, but not many — every claim is an atomic on a cache line all threads share,
+/// which costs about as much as projecting a few dozen constraints.
+pub const CHUNKS_PER_THREAD: u32 = 4;
+/// Fewest constraints per chunk.
+pub const MIN_CHUNK: u32 = 64;
 
 /// Which constraints a chunk projects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +41,7 @@ pub struct Chunk {
 /// One iteration's chunks in order, and for each the first chunk of its phase (colour).
 #[derive(Component, Clone, Debug, Default, PartialEq)]
 pub struct ProjectionPlan {
+    threads: u32,
     stretch_colors: Vec<u32>,
     bend_colors: Vec<u32>,
     chunks: Vec<Chunk>,
@@ -44,9 +49,10 @@ pub struct ProjectionPlan {
 }
 
 impl ProjectionPlan {
-    /// The plan for these colourings.
-    pub fn new(stretch: &StretchConstraints, bend: &BendConstraints) -> Self {
+    /// The plan for these colourings, shared by `threads` threads.
+    pub fn new(stretch: &StretchConstraints, bend: &BendConstraints, threads: usize) -> Self {
         let mut plan = Self {
+            threads: threads.max(1) as u32,
             stretch_colors: stretch.color_offsets().to_vec(),
             bend_colors: bend.color_offsets().to_vec(),
             ..Self::default()
@@ -64,13 +70,19 @@ impl ProjectionPlan {
 
     fn push_phase(&mut self, work: Work, start: u32, end: u32) {
         let first = self.chunks.len() as u32;
-        let pieces = (end - start).div_ceil(CHUNK).max(1);
+        let chunks = if self.threads > 1 { self.threads * CHUNKS_PER_THREAD } else { 1 };
+        let pieces = chunks.min((end - start).div_ceil(MIN_CHUNK)).max(1);
         let size = (end - start).div_ceil(pieces);
         for k in 0..pieces {
             let from = start + k * size;
             self.chunks.push(Chunk { work, start: from, end: (from + size).min(end) });
             self.phase_start.push(first);
         }
+    }
+
+    /// Threads the chunks were cut for.
+    pub fn threads(&self) -> usize {
+        self.threads as usize
     }
 
     /// Whether the plan was built for these colourings.
@@ -97,7 +109,7 @@ mod tests {
         let edges: Vec<[u32; 2]> = (0..n - 1).map(|i| [i, i + 1]).chain((0..n - 2).map(|i| [i, i + 2])).collect();
         let count = edges.len();
         let stretch = StretchConstraints::new(edges, vec![1.0; count], n as usize);
-        let plan = ProjectionPlan::new(&stretch, &BendConstraints::default());
+        let plan = ProjectionPlan::new(&stretch, &BendConstraints::default(), 2);
         assert!(plan.is_for(&stretch, &BendConstraints::default()));
         let covered: u32 = plan.chunks().iter().filter(|c| c.work == Work::Stretch).map(|c| c.end - c.start).sum();
         assert_eq!(covered as usize, stretch.len());
@@ -106,5 +118,17 @@ mod tests {
             assert!(first as usize <= j);
             assert_eq!(plan.chunks()[first as usize].work, plan.chunks()[j].work);
         }
+        // a colour is cut into at most CHUNKS_PER_THREAD chunks per thread, none smaller than MIN_CHUNK unless
+        // the colour is; one thread gets one chunk per colour
+        let widest = |plan: &ProjectionPlan| {
+            let starts = plan.phase_start();
+            starts.iter().map(|&s| starts.iter().filter(|&&t| t == s).count()).max().unwrap_or(0)
+        };
+        assert_eq!(widest(&plan), 1, "colours of about 30 constraints are not cut");
+        let long: Vec<[u32; 2]> = (0..4000).map(|i| [2 * i, 2 * i + 1]).collect();
+        let long = StretchConstraints::new(long, vec![1.0; 4000], 8000);
+        let bend = BendConstraints::default();
+        assert_eq!(widest(&ProjectionPlan::new(&long, &bend, 2)), 2 * CHUNKS_PER_THREAD as usize);
+        assert_eq!(widest(&ProjectionPlan::new(&long, &bend, 1)), 1);
     }
 }
