@@ -32,7 +32,7 @@ pub fn generate_contacts(
         if !collider.may_touch_box(min, max, margin) {
             continue;
         }
-        let grown = collider.local.inflated(margin);
+        let grown = collider.grown(margin);
         let surface = (collider.friction, collider.restitution);
         for i in 0..x.len() {
             if w[i] == 0.0 {

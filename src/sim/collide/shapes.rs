@@ -76,6 +76,18 @@ impl Shape {
         }
     }
 
+    /// A sphere (centre, radius) holding the whole solid; `None` where the solid is unbounded (a plane's half
+    /// space, the outside of a barrel).
+    pub fn bounding_sphere(&self) -> Option<(Vec3, f32)> {
+        match *self {
+            Shape::Plane { .. } => None,
+            Shape::Sphere { center, radius } => Some((center, radius)),
+            Shape::Box { center, half_extents, .. } => Some((center, half_extents.length())),
+            Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, a.distance(b) * 0.5 + radius)),
+            Shape::Barrel { .. } => None,
+        }
+    }
+
     /// The largest distance of a surface point from the origin (how far a turn about the origin can move
     /// it, per radian); infinite for a plane.
     pub fn reach(&self) -> f32 {
@@ -315,6 +327,35 @@ mod tests {
         let far = Shape::Sphere { center: Vec3::new(0.0, 5.0, 0.0), radius: 1.0 };
         assert!(!far.may_touch_box(min, max));
         assert!(!shapes[0].may_touch_box(Vec3::new(-0.2, 1.0, -0.2), Vec3::new(0.2, 2.0, 0.2)));
+    }
+
+    #[test]
+    fn bounding_spheres_hold_every_inside_point() {
+        let shapes = [
+            Shape::Sphere { center: Vec3::new(0.3, 0.2, 0.0), radius: 0.25 },
+            Shape::Box {
+                center: Vec3::X,
+                rotation: Quat::from_rotation_y(0.7),
+                half_extents: Vec3::new(0.4, 0.1, 0.2),
+            },
+            Shape::Capsule { a: Vec3::new(0.2, 0.0, -0.3), b: Vec3::new(0.0, 0.5, 1.0), radius: 0.1 },
+        ];
+        for shape in shapes {
+            let (center, radius) = shape.bounding_sphere().unwrap();
+            let mut inside = 0;
+            for k in 0..27_000 {
+                let t = Vec3::new((k % 30) as f32, ((k / 30) % 30) as f32, (k / 900) as f32) / 29.0;
+                let q = Vec3::splat(-1.0) + t * 3.0;
+                if shape.signed_distance(q) <= 0.0 {
+                    inside += 1;
+                    assert!(q.distance(center) <= radius + 1e-5, "{shape:?}: {q} is inside but outside the sphere");
+                }
+            }
+            assert!(inside > 10, "{shape:?}: the samples missed the shape");
+        }
+        let plane = Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y };
+        let barrel = Shape::Barrel { center: Vec3::ZERO, rotation: Quat::IDENTITY, radius: 1.0, half_height: 1.0 };
+        assert_eq!((plane.bounding_sphere(), barrel.bounding_sphere()), (None, None));
     }
 
     #[test]

@@ -70,9 +70,15 @@ impl SweptCollider {
         !self.sweep.is_finite() || self.world.inflated(margin + self.sweep).may_touch_box(min, max)
     }
 
+    /// The shape in its own frame grown by `margin`, for [`Self::contact`].
+    pub fn grown(&self, margin: f32) -> GrownShape {
+        let shape = self.local.inflated(margin);
+        GrownShape { shape, bounds: shape.bounding_sphere() }
+    }
+
     /// The collision constraint of line (8) for a vertex moving x→p against the collider grown by a margin:
-    /// `grown` is `self.local.inflated(margin)`, computed once per collider and cloth.
-    pub fn contact(&self, grown: &Shape, x: Vec3, p: Vec3) -> Option<SurfaceHit> {
+    /// `grown` is [`Self::grown`], computed once per collider and cloth.
+    pub fn contact(&self, grown: &GrownShape, x: Vec3, p: Vec3) -> Option<SurfaceHit> {
         if !self.is_moving() {
             // `local` is the world shape
             let (point, normal) = grown.contact(x, p)?;
@@ -96,6 +102,27 @@ impl SweptCollider {
     }
 }
 
+/// A collider's shape grown by the cloth's margin, with a sphere around it so that the many rays far from a
+/// small collider are rejected before the exact test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GrownShape {
+    pub shape: Shape,
+    bounds: Option<(Vec3, f32)>,
+}
+
+impl GrownShape {
+    /// [`Shape::contact`], after checking that the ray x→p comes within the bounding sphere at all.
+    #[inline]
+    fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3)> {
+        if let Some((center, radius)) = self.bounds
+            && ((x + p) * 0.5).distance(center) > radius + 0.5 * x.distance(p)
+        {
+            return None;
+        }
+        self.shape.contact(x, p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +138,7 @@ mod tests {
     #[test]
     fn thin_fast_collider_cannot_pass_a_resting_vertex() {
         let slab = falling_slab(0.06, -0.065);
-        let grown = slab.local.inflated(0.0);
+        let grown = slab.grown(0.0);
         let resting = Vec3::new(0.1, 0.0, 0.2);
         let hit = slab.contact(&grown, resting, resting).expect("the slab sweeps over the vertex");
         assert!((hit.point.y - (-0.065 - 0.01)).abs() < 1e-4, "pushed to the slab's bottom face: {hit:?}");
@@ -123,10 +150,36 @@ mod tests {
     }
 
     #[test]
+    fn sphere_rejection_changes_no_contact_of_a_moving_turning_box() {
+        let bar =
+            Shape::Box { center: Vec3::X * 0.3, rotation: Quat::IDENTITY, half_extents: Vec3::new(0.4, 0.1, 0.1) };
+        let start = Isometry3d::new(Vec3::new(0.0, 0.5, 0.0), Quat::IDENTITY);
+        let end = Isometry3d::new(Vec3::new(0.05, 0.42, 0.0), Quat::from_rotation_z(0.3));
+        let collider = SweptCollider::new(bar, start, end, 0.0, 0.0);
+        let grown = collider.grown(0.01);
+        let exact = GrownShape { bounds: None, ..grown };
+        let (mut hits, mut rejected) = (0, 0);
+        for k in 0..20_000 {
+            let t = Vec3::new((k % 40) as f32, ((k / 40) % 25) as f32, (k / 1000) as f32) / Vec3::new(39.0, 24.0, 19.0);
+            let x = Vec3::new(-1.0, -0.2, -0.6) + t * Vec3::new(2.5, 1.6, 1.2);
+            let p = x + Vec3::new(0.02, -0.15, 0.01) * (1.0 + (k % 7) as f32);
+            let (fast, slow) = (collider.contact(&grown, x, p), collider.contact(&exact, x, p));
+            assert_eq!(fast, slow, "ray {x} → {p}");
+            hits += fast.is_some() as u32;
+            rejected += grown.bounds.is_some_and(|(c, r)| {
+                let (from, to) =
+                    (Vec3::from(start.inverse_transform_point(x)), Vec3::from(end.inverse_transform_point(p)));
+                ((from + to) * 0.5).distance(c) > r + 0.5 * from.distance(to)
+            }) as u32;
+        }
+        assert!(hits > 100 && rejected > 10_000, "{hits} hits, {rejected} rejected: the test must exercise both");
+    }
+
+    #[test]
     fn static_collider_is_tested_in_world_space() {
         let ground = SweptCollider::fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.5, 0.0);
         assert!(!ground.is_moving());
-        let grown = ground.local.inflated(0.01);
+        let grown = ground.grown(0.01);
         let hit = ground.contact(&grown, Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, -0.5, 0.0)).unwrap();
         assert!((hit.point.y - 0.01).abs() < 1e-6 && hit.surface_shift == Vec3::ZERO);
     }
@@ -138,7 +191,7 @@ mod tests {
         let spinning = SweptCollider::new(barrel, Isometry3d::IDENTITY, turn, 0.5, 0.0);
         assert!((spinning.sweep - 0.01 * 2f32.sqrt()).abs() < 1e-5);
         let (x, p) = (Vec3::new(0.95, 0.0, 0.0), Vec3::new(1.05, 0.0, 0.0));
-        let hit = spinning.contact(&spinning.local, x, p).unwrap();
+        let hit = spinning.contact(&spinning.grown(0.0), x, p).unwrap();
         // the wall point moved along the rim by about r·Δθ = 1 cm, tangentially
         assert!((hit.surface_shift.length() - 0.01).abs() < 1e-4 && hit.surface_shift.dot(hit.normal).abs() < 1e-4);
     }
