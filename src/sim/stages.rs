@@ -155,6 +155,7 @@ type ProjectedCloth = (
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
+    let threads = solver_threads(params.parallel);
     for (
         mut particles,
         (stretch, bend, mut plan),
@@ -163,7 +164,6 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
         stiffness,
     ) in &mut cloths
     {
-        let threads = solver_threads(params.parallel);
         if !plan.is_for(stretch, bend) || plan.threads() != threads {
             *plan = ProjectionPlan::new(stretch, bend, threads);
         }

@@ -111,12 +111,16 @@ pub struct GrownShape {
 }
 
 impl GrownShape {
+    /// Whether the ray x→p may come within the bounding sphere (always, for an unbounded shape).
+    #[inline]
+    fn may_reach(&self, x: Vec3, p: Vec3) -> bool {
+        self.bounds.is_none_or(|(center, radius)| ((x + p) * 0.5).distance(center) <= radius + 0.5 * x.distance(p))
+    }
+
     /// [`Shape::contact`], after checking that the ray x→p comes within the bounding sphere at all.
     #[inline]
     fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3)> {
-        if let Some((center, radius)) = self.bounds
-            && ((x + p) * 0.5).distance(center) > radius + 0.5 * x.distance(p)
-        {
+        if !self.may_reach(x, p) {
             return None;
         }
         self.shape.contact(x, p)
@@ -166,11 +170,8 @@ mod tests {
             let (fast, slow) = (collider.contact(&grown, x, p), collider.contact(&exact, x, p));
             assert_eq!(fast, slow, "ray {x} → {p}");
             hits += fast.is_some() as u32;
-            rejected += grown.bounds.is_some_and(|(c, r)| {
-                let (from, to) =
-                    (Vec3::from(start.inverse_transform_point(x)), Vec3::from(end.inverse_transform_point(p)));
-                ((from + to) * 0.5).distance(c) > r + 0.5 * from.distance(to)
-            }) as u32;
+            let (from, to) = (Vec3::from(start.inverse_transform_point(x)), Vec3::from(end.inverse_transform_point(p)));
+            rejected += !grown.may_reach(from, to) as u32;
         }
         assert!(hits > 100 && rejected > 10_000, "{hits} hits, {rejected} rejected: the test must exercise both");
     }
