@@ -48,6 +48,11 @@
 //! slivers and turn the triangle rather than push it; since the constraint is re-linearised at every sweep the
 //! simpler gradient converges to the same configuration.
 //!
+//! `side` was taken against the triangle's normal at the start of the step. A triangle that turned over during
+//! the step (crumpled under a heavy ball, say) has the opposite normal at p, so a vertex still on its original
+//! side would read as deep on the wrong one and be thrown through the cloth by that depth; such a contact is
+//! skipped for the step (in the tearing scene such throws once blew the whole curtain apart).
+//!
 //! # Caveats
 //!
 //! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings, and it cannot
@@ -285,10 +290,12 @@ pub const OUTSIDE_TOLERANCE: f32 = 0.25;
 /// One Gauss–Seidel pass over `contacts`: where C = side·(q − p1)·n − h < 0 (eq. (12)/(13)), moves q and the
 /// triangle's corners by PBD eq. (8)–(9) with inverse masses `w`, gradients ∇q = side·n and ∇p_i = −side·b_i·n
 /// (n held constant, see the module docs), scaled by the stiffness `k` ∈ [0, 1]. Skips contacts with an index
-/// out of range, a degenerate triangle, zero total weight, or a vertex that projects more than
-/// [`OUTSIDE_TOLERANCE`] outside its triangle.
+/// out of range, a triangle that turned over since the start of the step (its normal at `x` opposes the one at
+/// `p`), a degenerate triangle, zero total weight, or a vertex that projects more than [`OUTSIDE_TOLERANCE`]
+/// outside its triangle.
 pub fn project_self_contacts(
     p: &mut [Vec3],
+    x: &[Vec3],
     w: &[f32],
     triangles: &[[u32; 3]],
     contacts: &[SelfContact],
@@ -308,6 +315,10 @@ pub fn project_self_contacts(
         }
         let (pq, p1, p2, p3) = (p[q], p[i1], p[i2], p[i3]);
         let Some(n) = unit_normal([p1, p2, p3]) else { continue };
+        if [i1, i2, i3].iter().any(|&i| i >= x.len()) || (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(n) < 0.0 {
+            // the triangle turned over since the start of the step: `side` refers to its old orientation
+            continue;
+        }
         let g = if c.side < 0.0 { -n } else { n };
         let value = (pq - p1).dot(g) - thickness;
         if value.is_nan() || value >= 0.0 {
@@ -708,13 +719,13 @@ mod tests {
         find_self_contacts(&mut SpatialHash::default(), &x, &p, &TRI, h, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: 1.0 }]);
         let w = [0.0, 0.0, 0.0, 1.0];
-        project_self_contacts(&mut p, &w, &TRI, &contacts, h, 1.0);
+        project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
         assert!(p[3].z >= h - 1e-5, "{}", p[3].z);
         assert!((p[3].z - h).abs() < 1e-5);
         assert_eq!(&p[..3], &x[..3]);
         // Satisfied now: a second pass does nothing.
         let before = p.clone();
-        project_self_contacts(&mut p, &w, &TRI, &contacts, h, 1.0);
+        project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
         assert_eq!(p, before);
     }
 
@@ -729,7 +740,7 @@ mod tests {
         find_self_contacts(&mut SpatialHash::default(), &x, &p, &TRI, h, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: -1.0 }]);
         let w = [1.0; 4];
-        project_self_contacts(&mut p, &w, &TRI, &contacts, h, 1.0);
+        project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
         assert!(p[3].z < -0.005, "pushed up to {}", p[3].z);
         let Some(n) = unit_normal([p[0], p[1], p[2]]) else { panic!("degenerate after projection") };
         assert!((p[3] - p[0]).dot(n) <= -h + 1e-5);
@@ -737,8 +748,26 @@ mod tests {
         // Half stiffness corrects half the violation.
         let mut half = x.clone();
         half[3].z = 0.003;
-        project_self_contacts(&mut half, &[0.0, 0.0, 0.0, 1.0], &TRI, &contacts, h, 0.5);
+        project_self_contacts(&mut half, &x, &[0.0, 0.0, 0.0, 1.0], &TRI, &contacts, h, 0.5);
         assert!((half[3].z - (0.003 - 0.5 * (0.003 + h))).abs() < 1e-6, "{}", half[3].z);
+    }
+
+    #[test]
+    fn a_triangle_that_turned_over_pushes_nothing() {
+        // side +1 was recorded above the triangle at x; during the step the triangle turned over about its p1–p2
+        // edge and the vertex is still above it: against the new normal it reads 5 cm deep, and pushing it "out"
+        // would throw it through the cloth
+        let h = 0.01;
+        let x = static_triangle();
+        let mut p = vec![Vec3::ZERO, Vec3::X, Vec3::NEG_Y, Vec3::new(0.25, -0.25, 0.05)];
+        let contacts = [SelfContact { vertex: 3, triangle: 0, side: 1.0 }];
+        let before = p.clone();
+        project_self_contacts(&mut p, &x, &[1.0; 4], &TRI, &contacts, h, 1.0);
+        assert_eq!(p, before);
+        // the same end state reached without turning over (x = p) is a contact that is pushed
+        let x_end = before.clone();
+        project_self_contacts(&mut p, &x_end, &[1.0; 4], &TRI, &contacts, h, 1.0);
+        assert!(p[3].distance(before[3]) > 0.01, "{}", p[3]);
     }
 
     #[test]
@@ -753,7 +782,7 @@ mod tests {
         let w = [0.5, 2.0, 1.0, 0.25];
         let contacts = [SelfContact { vertex: 3, triangle: 0, side: 1.0 }];
         let mut p = p0.clone();
-        project_self_contacts(&mut p, &w, &TRI, &contacts, h, 1.0);
+        project_self_contacts(&mut p, &p0, &w, &TRI, &contacts, h, 1.0);
         let moved: f32 = p.iter().zip(&p0).map(|(a, b)| a.distance(*b)).sum();
         assert!(moved > 0.05, "{moved}");
         let linear: Vec3 = p.iter().zip(&p0).zip(&w).map(|((a, b), w)| (*a - *b) / w).sum();
@@ -830,7 +859,7 @@ mod tests {
         find_self_contacts(&mut SpatialHash::default(), &x, &p, &tris, h, &mut contacts);
         assert!(contacts.len() >= 16 * 16 + 15 * 15, "{}", contacts.len());
         for _ in 0..4 {
-            project_self_contacts(&mut p, &w, &tris, &contacts, h, 1.0);
+            project_self_contacts(&mut p, &x, &w, &tris, &contacts, h, 1.0);
         }
         assert_eq!(count_crossings(&x, &p, &tris), 0);
         assert!(p[400..].iter().all(|v| v.z >= h - 1e-4), "{}", p[400..].iter().map(|v| v.z).fold(f32::MAX, f32::min));

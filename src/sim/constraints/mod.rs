@@ -140,7 +140,7 @@ pub fn project_constraints(
             Work::SelfContacts if !self_contacts.is_empty() => {
                 // SAFETY: this phase has one chunk, so no other thread uses the view now.
                 let (p, w) = unsafe { view.exclusive() };
-                project_self_contacts(p, w, triangles, self_contacts, thickness, 1.0);
+                project_self_contacts(p, x, w, triangles, self_contacts, thickness, 1.0);
             }
             Work::Volume => {
                 if let (Some(target), Ok(mut scratch)) = (volume_target, scratch.lock()) {
