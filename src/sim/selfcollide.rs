@@ -310,12 +310,12 @@ pub fn project_self_contacts(
         let Some(&tri) = triangles.get(c.triangle as usize) else { continue };
         let q = c.vertex as usize;
         let [i1, i2, i3] = tri.map(|i| i as usize);
-        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= p.len() || i >= w.len()) {
+        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= p.len() || i >= w.len() || i >= x.len()) {
             continue;
         }
         let (pq, p1, p2, p3) = (p[q], p[i1], p[i2], p[i3]);
         let Some(n) = unit_normal([p1, p2, p3]) else { continue };
-        if [i1, i2, i3].iter().any(|&i| i >= x.len()) || (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(n) < 0.0 {
+        if (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(n) < 0.0 {
             // the triangle turned over since the start of the step: `side` refers to its old orientation
             continue;
         }
