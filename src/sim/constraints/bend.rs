@@ -38,20 +38,29 @@ pub fn dihedral_angle([p1, p2, p3, p4]: [Vec3; 4]) -> Option<f32> {
 
 /// The correction vectors q1…q4 of eq. (25)–(28) (q_i = −∇_{p_i} d) and d itself, or `None` where the
 /// gradient is undefined.
-#[inline]
+///
+/// Degenerate triangles and (anti)parallel normals are rejected before any square root: with e = p2 − p1,
+/// a = p3 − p1, b = p4 − p1, the identity (e×a)×(e×b) = (e·(a×b)) e gives
+/// 1 − d² = |n1 × n2|² = (e·(a×b))² |e|² / (|e×a|² |e×b|²), so the test needs only products. Most pairs of a
+/// hanging sheet are within [`PARALLEL`] of flat, and this keeps them cheap.
+// always: a call per pair costs as much as its early-out, and the compiler's choice flips with unrelated edits
+#[inline(always)]
 fn appendix_a_gradients([p1, p2, p3, p4]: [Vec3; 4]) -> Option<([Vec3; 4], f32)> {
     let (p2, p3, p4) = (p2 - p1, p3 - p1, p4 - p1);
     let (c23, c24) = (p2.cross(p3), p2.cross(p4));
-    let (l23, l24) = (c23.length(), c24.length());
-    let edge = p2.length();
-    if l23 <= DEGENERATE_SINE * edge * p3.length() || l24 <= DEGENERATE_SINE * edge * p4.length() {
+    let (s23, s24, edge2) = (c23.length_squared(), c24.length_squared(), p2.length_squared());
+    const SINE2: f32 = DEGENERATE_SINE * DEGENERATE_SINE;
+    if s23 <= SINE2 * edge2 * p3.length_squared() || s24 <= SINE2 * edge2 * p4.length_squared() {
         return None;
     }
+    let triple = c23.dot(p4);
+    // a NaN in any position makes `triple` NaN
+    if triple.is_nan() || triple * triple * edge2 < PARALLEL * s23 * s24 {
+        return None;
+    }
+    let (l23, l24) = (s23.sqrt(), s24.sqrt());
     let (n1, n2) = (c23 / l23, c24 / l24);
     let d = n1.dot(n2).clamp(-1.0, 1.0);
-    if 1.0 - d * d < PARALLEL {
-        return None;
-    }
     let q3 = (p2.cross(n2) + n1.cross(p2) * d) / l23; // (25)
     let q4 = (p2.cross(n1) + n2.cross(p2) * d) / l24; // (26)
     let q2 = -(p3.cross(n2) + n1.cross(p3) * d) / l23 - (p4.cross(n1) + n2.cross(p4) * d) / l24; // (27)
@@ -60,7 +69,7 @@ fn appendix_a_gradients([p1, p2, p3, p4]: [Vec3; 4]) -> Option<([Vec3; 4], f32)>
 }
 
 /// Projects one dihedral bending constraint by eq. (29) with (linearised) stiffness `k`.
-#[inline]
+#[inline(always)]
 pub fn project_dihedral_one(p: &mut impl ParticleAccess, quad: [u32; 4], rest_angle: f32, k: f32) {
     let ids = quad.map(|i| i as usize);
     let ws = ids.map(|i| p.w(i));
