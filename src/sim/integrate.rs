@@ -4,12 +4,11 @@
 use bevy::math::Vec3;
 
 /// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
+/// Without a branch per particle, so the loop vectorises.
 pub fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
     let dv = gravity * dt;
     for (v, &w) in v.iter_mut().zip(w) {
-        if w > 0.0 {
-            *v += dv;
-        }
+        *v += dv * f32::from(u8::from(w > 0.0));
     }
 }
 
@@ -51,10 +50,12 @@ pub fn apply_aerodynamics(
     }
 }
 
-/// Line (7): p_i ← x_i + Δt v_i.
+/// Line (7): p_i ← x_i + Δt v_i. Computed on the flat coordinate arrays, so the loop runs on packed
+/// arithmetic instead of shuffling 12-byte points.
 pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) {
-    for ((p, x), v) in p.iter_mut().zip(x).zip(v) {
-        *p = *x + *v * dt;
+    let (x, v): (&[f32], &[f32]) = (bytemuck::cast_slice(x), bytemuck::cast_slice(v));
+    for ((p, x), v) in bytemuck::cast_slice_mut::<_, f32>(p).iter_mut().zip(x).zip(v) {
+        *p = x + v * dt;
     }
 }
 
@@ -63,16 +64,21 @@ pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) {
 pub const MAX_SPEED: f32 = 60.0;
 
 /// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i. Speeds are capped at [`MAX_SPEED`], and a prediction
-/// that is not finite is discarded (the particle stays at x_i, at rest) so NaN can never spread.
+/// whose velocity is not finite (a NaN or infinite p_i) is discarded (the particle stays at x_i, at rest) so
+/// NaN can never spread.
 pub fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], dt: f32) {
     let inv_dt = 1.0 / dt;
+    let max_squared = MAX_SPEED * MAX_SPEED;
     for ((x, p), v) in x.iter_mut().zip(p).zip(v.iter_mut()) {
-        if !p.is_finite() {
+        let u = (*p - *x) * inv_dt;
+        let speed_squared = u.length_squared();
+        if speed_squared <= max_squared {
+            (*v, *x) = (u, *p);
+        } else if speed_squared.is_finite() {
+            (*v, *x) = (u * (MAX_SPEED / speed_squared.sqrt()), *p);
+        } else {
             *v = Vec3::ZERO;
-            continue;
         }
-        *v = ((*p - *x) * inv_dt).clamp_length_max(MAX_SPEED);
-        *x = *p;
     }
 }
 
