@@ -12,7 +12,7 @@ use super::constraints::attach::Attachment;
 use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::ProjectionPlan;
-use super::selfcollide::{SelfContact, SpatialHash};
+use super::selfcollide::{SelfContact, SelfContactSearch};
 use super::topology::{self, MeshError};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
@@ -311,7 +311,7 @@ pub struct Contacts(pub Vec<Contact>);
 /// [`SelfCollision::DETECTION_MARGIN`]·h; every substep projects the pairs found.
 #[derive(Component, Clone, Debug, Default)]
 pub struct SelfCollision {
-    pub hash: SpatialHash,
+    pub search: SelfContactSearch,
     pub contacts: Vec<SelfContact>,
     /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
     pub step_end: Vec<Vec3>,

@@ -60,7 +60,11 @@
 //! [BWK03] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
 
+use std::sync::Mutex;
+
 use bevy::math::{IVec3, Vec3};
+
+use super::parallel::{run_phased, solver_threads};
 
 /// Barycentric tolerance of the narrow phase: a vertex counts as over a triangle while all barycentrics of its
 /// projection are ≥ −`BARY_MARGIN`.
@@ -102,7 +106,8 @@ pub struct SelfContact {
 /// nothing. The table is a counting sort: the triangles in table cell `h` are
 /// `cell_entries[cell_start[h]..cell_start[h + 1]]`. Hash collisions only add candidates; every candidate is
 /// checked against its triangle's stored box before being reported, and duplicates (a triangle in several
-/// cells of one query) are removed with a per-triangle stamp.
+/// cells of one query) are removed with the caller's [`Visited`] stamps. The hash itself is read-only between
+/// rebuilds, so several threads may query it at once, each with its own `Visited`.
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
     cell_size: f32,
@@ -116,9 +121,27 @@ pub struct SpatialHash {
     bounds: Vec<[Vec3; 2]>,
     /// Triangles covering more than [`MAX_CELLS_PER_TRIANGLE`] cells; scanned by every query.
     oversized: Vec<u32>,
-    /// Per triangle: the query stamp at which it was last visited.
+}
+
+/// Which triangles the current query of a [`SpatialHash`] has reported already: the stamp of the query that
+/// last visited each triangle, so nothing is cleared between queries.
+#[derive(Clone, Debug, Default)]
+pub struct Visited {
     stamps: Vec<u32>,
     stamp: u32,
+}
+
+impl Visited {
+    /// A fresh stamp for a query over `triangles` triangles.
+    fn next_stamp(&mut self, triangles: usize) -> u32 {
+        self.stamps.resize(triangles, 0);
+        if self.stamp == u32::MAX {
+            self.stamps.fill(0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+        self.stamp
+    }
 }
 
 impl SpatialHash {
@@ -140,7 +163,6 @@ impl SpatialHash {
 
         self.bounds.clear();
         self.bounds.extend(triangles.iter().map(|tri| swept_bounds(start, end, tri, margin)));
-        self.stamps.resize(triangles.len(), 0);
         self.oversized.clear();
         self.cell_start.clear();
         self.cell_start.resize(table + 1, 0);
@@ -184,9 +206,10 @@ impl SpatialHash {
         }
     }
 
-    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`]. Allocates nothing.
+    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`], with `visited`
+    /// remembering what this query reported. Allocates nothing once `visited` has grown.
     /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
-    pub fn for_each_in_box(&mut self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
+    pub fn for_each_in_box(&self, visited: &mut Visited, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
         if self.bounds.is_empty() || !min.cmple(max).all() {
             return; // also rejects NaN
         }
@@ -199,13 +222,9 @@ impl SpatialHash {
             }
             return;
         }
-        if self.stamp == u32::MAX {
-            self.stamps.fill(0);
-            self.stamp = 0;
-        }
-        self.stamp += 1;
-        let stamp = self.stamp;
-        let (start, entries, bounds, stamps) = (&self.cell_start, &self.cell_entries, &self.bounds, &mut self.stamps);
+        let stamp = visited.next_stamp(self.bounds.len());
+        let (start, entries, bounds, stamps) =
+            (&self.cell_start, &self.cell_entries, &self.bounds, &mut visited.stamps);
         for_each_cell(lo, hi, |c| {
             let h = hash_cell(c, self.mask);
             for &t in &entries[start[h]..start[h + 1]] {
@@ -238,50 +257,119 @@ impl SpatialHash {
     /// Combines the capacities of all internal buffers; unchanged between two calls means nothing was
     /// (re)allocated in between.
     pub fn capacity_fingerprint(&self) -> usize {
-        [
-            self.cell_start.capacity(),
-            self.cell_entries.capacity(),
-            self.bounds.capacity(),
-            self.oversized.capacity(),
-            self.stamps.capacity(),
-        ]
-        .iter()
-        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+        [self.cell_start.capacity(), self.cell_entries.capacity(), self.bounds.capacity(), self.oversized.capacity()]
+            .iter()
+            .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+    }
+}
+
+/// Vertex query slices per solver thread in [`find_self_contacts`]: a few, so a thread that is late or slowed
+/// leaves work the others take over.
+const QUERY_SLICES_PER_THREAD: usize = 4;
+/// Phase starts of one phase of up to this many slices (all zero): see [`run_phased`].
+const ONE_PHASE: [u32; 64] = [0; 64];
+
+/// The spatial hash of [`find_self_contacts`] and the buffers of its vertex query slices, reused every step.
+#[derive(Debug, Default)]
+pub struct SelfContactSearch {
+    hash: SpatialHash,
+    slices: Vec<Mutex<QuerySlice>>,
+}
+
+/// What one slice of the vertex queries owns: its stamps and the contacts it found.
+#[derive(Debug, Default)]
+struct QuerySlice {
+    visited: Visited,
+    found: Vec<SelfContact>,
+}
+
+impl Clone for SelfContactSearch {
+    /// The hash; the slice buffers are scratch and start empty.
+    fn clone(&self) -> Self {
+        Self { hash: self.hash.clone(), slices: Vec::new() }
+    }
+}
+
+impl SelfContactSearch {
+    /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
+    pub fn capacity_fingerprint(&self) -> usize {
+        self.slices.iter().filter_map(|slice| slice.lock().ok()).fold(
+            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(self.slices.capacity()),
+            |acc, slice| {
+                acc.wrapping_mul(1_000_003)
+                    .wrapping_add(slice.found.capacity())
+                    .wrapping_add(slice.visited.stamps.capacity() << 20)
+            },
+        )
     }
 }
 
 /// Fills `out` (cleared first, capacity kept) with the vertex–triangle contacts of a step from positions `x` to
-/// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds `hash` over the triangles swept from
-/// x to p, grown by `thickness`, with cell size max(2·thickness, mean edge length at p). Contacts are ordered by
-/// vertex. Allocates nothing once `hash` and `out` have grown to the problem size.
+/// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds the hash over the triangles swept
+/// from x to p, grown by `thickness`, with cell size max(2·thickness, mean edge length at p), then queries it
+/// for every vertex: in slices of consecutive vertices that the compute task pool's threads share when
+/// `parallel`, each with its own stamps and output. Contacts are ordered by vertex, whatever the thread count.
+/// Allocates nothing once the buffers have grown to the problem size.
 pub fn find_self_contacts(
-    hash: &mut SpatialHash,
+    search: &mut SelfContactSearch,
     x: &[Vec3],
     p: &[Vec3],
     triangles: &[[u32; 3]],
     thickness: f32,
+    parallel: bool,
     out: &mut Vec<SelfContact>,
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
     let cell = average_edge_length(p, triangles).max(2.0 * h);
+    let SelfContactSearch { hash, slices } = search;
     hash.rebuild_swept(x, p, triangles, cell, h);
-    for (v, (&xq, &pq)) in x.iter().zip(p).enumerate() {
-        if !(xq.is_finite() && pq.is_finite()) {
-            continue;
-        }
-        let v = v as u32;
-        hash.for_each_in_box(xq.min(pq), xq.max(pq), |t| {
-            let Some(tri) = triangles.get(t as usize) else { return };
-            if tri.contains(&v) {
-                return;
-            }
-            let (Some(xt), Some(pt)) = (corners(x, tri), corners(p, tri)) else { return };
-            if let Some(side) = sweep_contact(xq, pq, xt, pt, h) {
-                out.push(SelfContact { vertex: v, triangle: t, side });
-            }
-        });
+    let count = (solver_threads(parallel) * QUERY_SLICES_PER_THREAD).min(ONE_PHASE.len());
+    if slices.len() < count {
+        slices.resize_with(count, Default::default);
     }
+    let (slices, hash, n) = (&slices[..count], &*hash, x.len().min(p.len()));
+    run_phased(&ONE_PHASE[..count], 1, parallel, |j| {
+        let Ok(mut slice) = slices[j].lock() else { return };
+        let QuerySlice { visited, found } = &mut *slice;
+        found.clear();
+        for v in n * j / count..n * (j + 1) / count {
+            query_vertex(hash, visited, (x, p), triangles, h, v, found);
+        }
+    });
+    for slice in slices {
+        if let Ok(slice) = slice.lock() {
+            out.extend_from_slice(&slice.found);
+        }
+    }
+}
+
+/// The contacts of vertex `v` (the narrow phase over the triangles the hash finds around its ray), appended
+/// to `found`.
+fn query_vertex(
+    hash: &SpatialHash,
+    visited: &mut Visited,
+    (x, p): (&[Vec3], &[Vec3]),
+    triangles: &[[u32; 3]],
+    h: f32,
+    v: usize,
+    found: &mut Vec<SelfContact>,
+) {
+    let (xq, pq) = (x[v], p[v]);
+    if !(xq.is_finite() && pq.is_finite()) {
+        return;
+    }
+    let v = v as u32;
+    hash.for_each_in_box(visited, xq.min(pq), xq.max(pq), |t| {
+        let Some(tri) = triangles.get(t as usize) else { return };
+        if tri.contains(&v) {
+            return;
+        }
+        let (Some(xt), Some(pt)) = (corners(x, tri), corners(p, tri)) else { return };
+        if let Some(side) = sweep_contact(xq, pq, xt, pt, h) {
+            found.push(SelfContact { vertex: v, triangle: t, side });
+        }
+    });
 }
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
@@ -353,14 +441,14 @@ pub fn project_self_contacts(
 /// is not counted; with three crossings only the one bisection finds is checked. Uses a [`SpatialHash`]
 /// internally; allocates it per call, so it is meant for tests and diagnostics.
 pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3]]) -> usize {
-    let mut hash = SpatialHash::default();
+    let (mut hash, mut visited) = (SpatialHash::default(), Visited::default());
     hash.rebuild_swept(x_before, x_after, triangles, average_edge_length(x_after, triangles), 0.0);
     let mut count = 0;
     for (v, (&qb, &qa)) in x_before.iter().zip(x_after).enumerate() {
         if !(qb.is_finite() && qa.is_finite()) {
             continue;
         }
-        hash.for_each_in_box(qb.min(qa), qa.max(qb), |t| {
+        hash.for_each_in_box(&mut visited, qb.min(qa), qa.max(qb), |t| {
             let Some(tri) = triangles.get(t as usize) else { return };
             if tri.contains(&(v as u32)) {
                 return;
@@ -560,6 +648,7 @@ fn hash_cell(c: IVec3, mask: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bevy::tasks::{ComputeTaskPool, TaskPoolBuilder};
 
     /// A tiny linear congruential generator (Knuth's MMIX constants).
     struct Lcg(u64);
@@ -625,9 +714,13 @@ mod tests {
         let mut total = 0;
         for seed in 1..6 {
             let (x, p, tris) = crumpled_pair(seed);
-            let mut hash = SpatialHash::default();
             let mut found = Vec::new();
-            find_self_contacts(&mut hash, &x, &p, &tris, h, &mut found);
+            find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, h, false, &mut found);
+            // the slices shared by threads give the same contacts in the same order
+            ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+            let mut in_parallel = Vec::new();
+            find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, h, true, &mut in_parallel);
+            assert_eq!(in_parallel, found, "seed {seed}: the parallel search differs");
 
             let (mut brute, mut unfiltered) = (Vec::new(), Vec::new());
             for v in 0..x.len() {
@@ -670,12 +763,13 @@ mod tests {
         let mut hash = SpatialHash::default();
         hash.rebuild_swept(&x, &p, &tris, 0.1, 0.01);
         let mut rng = Lcg(99);
+        let mut visited = Visited::default();
         for _ in 0..200 {
             let c = Vec3::new(rng.range(-0.1, 1.0), rng.range(-0.1, 1.0), rng.range(-0.2, 0.2));
             let e = rng.vec(0.15).abs();
             let (lo, hi) = (c - e, c + e);
             let mut got = Vec::new();
-            hash.for_each_in_box(lo, hi, |t| got.push(t));
+            hash.for_each_in_box(&mut visited, lo, hi, |t| got.push(t));
             let n = got.len();
             got.sort_unstable();
             got.dedup();
@@ -696,10 +790,11 @@ mod tests {
         hash.rebuild(&x, &tris, 0.01);
         assert_eq!(hash.oversized, vec![0]);
         let mut got = Vec::new();
-        hash.for_each_in_box(Vec3::new(0.05, 0.05, -0.1), Vec3::splat(0.2), |t| got.push(t));
+        let visited = &mut Visited::default();
+        hash.for_each_in_box(visited, Vec3::new(0.05, 0.05, -0.1), Vec3::splat(0.2), |t| got.push(t));
         got.sort_unstable();
         assert_eq!(got, vec![0, 3]);
-        hash.for_each_in_box(Vec3::splat(f32::NAN), Vec3::ONE, |_| panic!("NaN box"));
+        hash.for_each_in_box(visited, Vec3::splat(f32::NAN), Vec3::ONE, |_| panic!("NaN box"));
     }
 
     /// A static triangle in z = 0 (corners 0–2) and a vertex 3 above its centre.
@@ -716,7 +811,7 @@ mod tests {
         let mut p = x.clone();
         p[3] = Vec3::new(0.3, 0.2, -0.2);
         let mut contacts = Vec::new();
-        find_self_contacts(&mut SpatialHash::default(), &x, &p, &TRI, h, &mut contacts);
+        find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &TRI, h, false, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: 1.0 }]);
         let w = [0.0, 0.0, 0.0, 1.0];
         project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
@@ -737,7 +832,7 @@ mod tests {
         let mut p = x.clone();
         p[3].z = 0.003;
         let mut contacts = Vec::new();
-        find_self_contacts(&mut SpatialHash::default(), &x, &p, &TRI, h, &mut contacts);
+        find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &TRI, h, false, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: -1.0 }]);
         let w = [1.0; 4];
         project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
@@ -794,13 +889,14 @@ mod tests {
     #[test]
     fn no_allocation_after_warm_up() {
         let (x, p, tris) = crumpled_pair(3);
-        let mut hash = SpatialHash::default();
+        ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+        let mut search = SelfContactSearch::default();
         let mut out = Vec::new();
-        find_self_contacts(&mut hash, &x, &p, &tris, 0.02, &mut out);
-        let (fingerprint, capacity, first) = (hash.capacity_fingerprint(), out.capacity(), out.clone());
+        find_self_contacts(&mut search, &x, &p, &tris, 0.02, true, &mut out);
+        let (fingerprint, capacity, first) = (search.capacity_fingerprint(), out.capacity(), out.clone());
         assert!(fingerprint != 0 && !first.is_empty());
-        find_self_contacts(&mut hash, &x, &p, &tris, 0.02, &mut out);
-        assert_eq!(hash.capacity_fingerprint(), fingerprint);
+        find_self_contacts(&mut search, &x, &p, &tris, 0.02, true, &mut out);
+        assert_eq!(search.capacity_fingerprint(), fingerprint);
         assert_eq!(out.capacity(), capacity);
         assert_eq!(out, first);
     }
@@ -856,7 +952,7 @@ mod tests {
         // 1.5 cm (1.5 h) through: a fall of half a triangle in one projection, more than a substep brings.
         assert_eq!(count_crossings(&x, &p, &tris), 16 * 16 + 15 * 15);
         let mut contacts = Vec::new();
-        find_self_contacts(&mut SpatialHash::default(), &x, &p, &tris, h, &mut contacts);
+        find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, h, false, &mut contacts);
         assert!(contacts.len() >= 16 * 16 + 15 * 15, "{}", contacts.len());
         for _ in 0..4 {
             project_self_contacts(&mut p, &x, &w, &tris, &contacts, h, 1.0);

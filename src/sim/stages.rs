@@ -129,7 +129,7 @@ pub fn generate_collisions(
                 contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
             }
         }
-        let SelfCollision { hash, contacts, step_end } = &mut *self_collision;
+        let SelfCollision { search, contacts, step_end } = &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
         } else if clock.substep == 0 {
@@ -137,7 +137,7 @@ pub fn generate_collisions(
             step_end.clear();
             step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
             let band = material.thickness * SelfCollision::DETECTION_MARGIN;
-            find_self_contacts(hash, x, step_end, &mesh.triangles, band, contacts);
+            find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
         }
     }
     timings.add(PbdStage::GenerateCollisions, start);
