@@ -73,12 +73,17 @@ impl SweptCollider {
     /// The shape in its own frame grown by `margin`, for [`Self::contact`].
     pub fn grown(&self, margin: f32) -> GrownShape {
         let shape = self.local.inflated(margin);
-        GrownShape { shape, bounds: shape.bounding_sphere() }
+        // every point of the grown shape during the substep is within `sweep` of its end position
+        let swept = self.world.inflated(margin).bounding_sphere().map(|(center, radius)| (center, radius + self.sweep));
+        GrownShape { shape, bounds: shape.bounding_sphere(), swept: swept.filter(|(_, radius)| radius.is_finite()) }
     }
 
     /// The collision constraint of line (8) for a vertex moving x→p against the collider grown by a margin:
     /// `grown` is [`Self::grown`], computed once per collider and cloth.
     pub fn contact(&self, grown: &GrownShape, x: Vec3, p: Vec3) -> Option<SurfaceHit> {
+        if !grown.may_reach_swept(x, p) {
+            return None;
+        }
         if !self.is_moving() {
             // `local` is the world shape
             let (point, normal) = grown.contact(x, p)?;
@@ -102,19 +107,27 @@ impl SweptCollider {
     }
 }
 
-/// A collider's shape grown by the cloth's margin, with a sphere around it so that the many rays far from a
-/// small collider are rejected before the exact test.
+/// A collider's shape grown by the cloth's margin, with spheres around it so that the many rays far from a
+/// small collider are rejected before the exact test: one in world space around everything the shape sweeps
+/// over the substep (tested before a moving collider's frame changes), one around the shape itself.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GrownShape {
     pub shape: Shape,
     bounds: Option<(Vec3, f32)>,
+    swept: Option<(Vec3, f32)>,
 }
 
 impl GrownShape {
     /// Whether the ray x→p may come within the bounding sphere (always, for an unbounded shape).
     #[inline]
     fn may_reach(&self, x: Vec3, p: Vec3) -> bool {
-        self.bounds.is_none_or(|(center, radius)| ((x + p) * 0.5).distance(center) <= radius + 0.5 * x.distance(p))
+        ray_may_reach(self.bounds, x, p)
+    }
+
+    /// Whether the world ray x→p may come within the sphere around the swept shape.
+    #[inline]
+    fn may_reach_swept(&self, x: Vec3, p: Vec3) -> bool {
+        ray_may_reach(self.swept, x, p)
     }
 
     /// [`Shape::contact`], after checking that the ray x→p comes within the bounding sphere at all.
@@ -125,6 +138,12 @@ impl GrownShape {
         }
         self.shape.contact(x, p)
     }
+}
+
+/// Whether the ray x→p may come within the sphere (always without one).
+#[inline]
+fn ray_may_reach(sphere: Option<(Vec3, f32)>, x: Vec3, p: Vec3) -> bool {
+    sphere.is_none_or(|(center, radius)| ((x + p) * 0.5).distance(center) <= radius + 0.5 * x.distance(p))
 }
 
 #[cfg(test)]
@@ -154,15 +173,15 @@ mod tests {
     }
 
     #[test]
-    fn sphere_rejection_changes_no_contact_of_a_moving_turning_box() {
+    fn sphere_rejections_change_no_contact_of_a_moving_turning_box() {
         let bar =
             Shape::Box { center: Vec3::X * 0.3, rotation: Quat::IDENTITY, half_extents: Vec3::new(0.4, 0.1, 0.1) };
         let start = Isometry3d::new(Vec3::new(0.0, 0.5, 0.0), Quat::IDENTITY);
         let end = Isometry3d::new(Vec3::new(0.05, 0.42, 0.0), Quat::from_rotation_z(0.3));
         let collider = SweptCollider::new(bar, start, end, 0.0, 0.0);
         let grown = collider.grown(0.01);
-        let exact = GrownShape { bounds: None, ..grown };
-        let (mut hits, mut rejected) = (0, 0);
+        let exact = GrownShape { bounds: None, swept: None, ..grown };
+        let (mut hits, mut rejected, mut rejected_in_world) = (0, 0, 0);
         for k in 0..20_000 {
             let t = Vec3::new((k % 40) as f32, ((k / 40) % 25) as f32, (k / 1000) as f32) / Vec3::new(39.0, 24.0, 19.0);
             let x = Vec3::new(-1.0, -0.2, -0.6) + t * Vec3::new(2.5, 1.6, 1.2);
@@ -172,8 +191,10 @@ mod tests {
             hits += fast.is_some() as u32;
             let (from, to) = (Vec3::from(start.inverse_transform_point(x)), Vec3::from(end.inverse_transform_point(p)));
             rejected += !grown.may_reach(from, to) as u32;
+            rejected_in_world += !grown.may_reach_swept(x, p) as u32;
         }
         assert!(hits > 100 && rejected > 10_000, "{hits} hits, {rejected} rejected: the test must exercise both");
+        assert!(rejected_in_world > 5_000, "{rejected_in_world} rejected before the frame change");
     }
 
     #[test]

@@ -49,13 +49,13 @@ fn appendix_a_gradients([p1, p2, p3, p4]: [Vec3; 4]) -> Option<([Vec3; 4], f32)>
     let (p2, p3, p4) = (p2 - p1, p3 - p1, p4 - p1);
     let (c23, c24) = (p2.cross(p3), p2.cross(p4));
     let (s23, s24, edge2) = (c23.length_squared(), c24.length_squared(), p2.length_squared());
-    const SINE2: f32 = DEGENERATE_SINE * DEGENERATE_SINE;
-    if s23 <= SINE2 * edge2 * p3.length_squared() || s24 <= SINE2 * edge2 * p4.length_squared() {
+    let triple = c23.dot(p4);
+    // (anti)parallel normals first, the common exit; a NaN in any position makes `triple` NaN
+    if triple.is_nan() || triple * triple * edge2 < PARALLEL * s23 * s24 {
         return None;
     }
-    let triple = c23.dot(p4);
-    // a NaN in any position makes `triple` NaN
-    if triple.is_nan() || triple * triple * edge2 < PARALLEL * s23 * s24 {
+    const SINE2: f32 = DEGENERATE_SINE * DEGENERATE_SINE;
+    if s23 <= SINE2 * edge2 * p3.length_squared() || s24 <= SINE2 * edge2 * p4.length_squared() {
         return None;
     }
     let (l23, l24) = (s23.sqrt(), s24.sqrt());
@@ -68,17 +68,15 @@ fn appendix_a_gradients([p1, p2, p3, p4]: [Vec3; 4]) -> Option<([Vec3; 4], f32)>
     Some(([q1, q2, q3, q4], d))
 }
 
-/// Projects one dihedral bending constraint by eq. (29) with (linearised) stiffness `k`.
+/// Projects one dihedral bending constraint by eq. (29) with (linearised) stiffness `k`. The inverse masses
+/// are read only for a pair that is not skipped (all zero: the denominator is zero and nothing moves).
 #[inline(always)]
 pub fn project_dihedral_one(p: &mut impl ParticleAccess, quad: [u32; 4], rest_angle: f32, k: f32) {
     let ids = quad.map(|i| i as usize);
-    let ws = ids.map(|i| p.w(i));
-    if ws == [0.0; 4] {
-        return;
-    }
     let Some((q, d)) = appendix_a_gradients(ids.map(|i| p.p(i))) else {
         return;
     };
+    let ws = ids.map(|i| p.w(i));
     let denominator: f32 = (0..4).map(|j| ws[j] * q[j].length_squared()).sum();
     if denominator.is_nan() || denominator <= f32::MIN_POSITIVE {
         return;
