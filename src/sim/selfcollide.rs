@@ -18,7 +18,9 @@
 //! counting sort (`cell_start`/`cell_entries`), so it allocates nothing once its buffers have grown. Each
 //! triangle is entered with its *swept* bounding box (positions x and p) grown by h, so a triangle that moved a
 //! lot during the step is still found; each vertex queries the box of its segment x → p. The cell size is
-//! max(2h, mean edge length at p), so a typical triangle covers 2–3 cells per axis.
+//! max(2h, mean edge length at p), so a typical triangle covers 2–3 cells per axis. A vertex's contacts are
+//! sorted by triangle, so the projection order does not depend on the hash's layout (cell size, table size,
+//! the order cells are visited in).
 //!
 //! The narrow phase is vertex–triangle only, as in the paper (no edge–edge tests). The signed distance of the
 //! vertex to the triangle's plane is taken at the start (vertex and triangle at x) and at the end (both at p)
@@ -308,7 +310,8 @@ impl SelfContactSearch {
 /// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds the hash over the triangles swept
 /// from x to p, grown by `thickness`, with cell size max(2·thickness, mean edge length at p), then queries it
 /// for every vertex: in slices of consecutive vertices that the compute task pool's threads share when
-/// `parallel`, each with its own stamps and output. Contacts are ordered by vertex, whatever the thread count.
+/// `parallel`, each with its own stamps and output. Contacts are ordered by vertex, then triangle, whatever the
+/// thread count and the hash layout.
 /// Allocates nothing once the buffers have grown to the problem size.
 pub fn find_self_contacts(
     search: &mut SelfContactSearch,
@@ -359,7 +362,7 @@ fn query_vertex(
     if !(xq.is_finite() && pq.is_finite()) {
         return;
     }
-    let v = v as u32;
+    let (v, first) = (v as u32, found.len());
     hash.for_each_in_box(visited, xq.min(pq), xq.max(pq), |t| {
         let Some(tri) = triangles.get(t as usize) else { return };
         if tri.contains(&v) {
@@ -370,6 +373,8 @@ fn query_vertex(
             found.push(SelfContact { vertex: v, triangle: t, side });
         }
     });
+    // by triangle: the projection order must not depend on the order the hash cells were visited in
+    found[first..].sort_unstable_by_key(|c| c.triangle);
 }
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
@@ -740,6 +745,9 @@ mod tests {
                 }
             }
             assert!(found.len() > 20, "seed {seed}: only {} contacts", found.len());
+            // in brute force's order (by vertex, then triangle), not the order the hash visited cells in
+            let pairs = |c: &[SelfContact]| c.iter().map(|c| (c.vertex, c.triangle)).collect::<Vec<_>>();
+            assert_eq!(pairs(&found), pairs(&brute), "seed {seed}: order");
             let found = sorted(found);
             assert_eq!(found, sorted(brute), "seed {seed}");
             // Without the box prefilter only contacts of strongly rotating triangles (where the linear
