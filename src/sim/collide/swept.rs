@@ -85,8 +85,8 @@ impl SweptCollider {
             return None;
         }
         if !self.is_moving() {
-            // `local` is the world shape
-            let (point, normal) = grown.contact(x, p)?;
+            // `local` is the world shape, and the swept sphere just tested is its bounding sphere
+            let (point, normal) = grown.shape.contact(x, p)?;
             return Some(SurfaceHit { point, normal, surface_shift: Vec3::ZERO });
         }
         let from = Vec3::from(self.start.inverse_transform_point(x));
