@@ -55,6 +55,16 @@
 //! side would read as deep on the wrong one and be thrown through the cloth by that depth; such a contact is
 //! skipped for the step (in the tearing scene such throws once blew the whole curtain apart).
 //!
+//! # Squeezed vertices
+//!
+//! A vertex that starts a step already inside the band (closer than h to the triangle) is not pushed all the way
+//! out to h in that step, only to min(h, its gap at the start + [`DEPENETRATION_PER_STEP`]·h): a position
+//! correction becomes velocity in line (12)–(13), so pushing a squeezed vertex out by a whole thickness every step
+//! throws it off at h/Δt. In a crumpled pile a vertex is often squeezed between two layers closer than 2h, whose
+//! contacts cannot both hold; pushed to ±h alternately they pumped energy into the pile until the torn curtain of
+//! the `tearing` scene blew apart. A vertex that arrives from outside the band (gap ≥ h at the start, the
+//! tunnelling case) is still held at h. This is the "maximum depenetration velocity" of game physics engines.
+//!
 //! # Caveats
 //!
 //! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings, and it cannot
@@ -380,7 +390,12 @@ fn query_vertex(
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
 pub const OUTSIDE_TOLERANCE: f32 = 0.25;
 
-/// One Gauss–Seidel pass over `contacts`: where C = side·(q − p1)·n − h < 0 (eq. (12)/(13)), moves q and the
+/// How much of the thickness h a contact may win back in one step when its vertex started the step inside the
+/// band: the target gap is min(h, gap at the start + this·h). See the module docs ("Squeezed vertices").
+pub const DEPENETRATION_PER_STEP: f32 = 0.25;
+
+/// One Gauss–Seidel pass over `contacts`: where C = side·(q − p1)·n − h' < 0 (eq. (12)/(13) with the gap
+/// h' = min(h, max(gap at x, 0) + [`DEPENETRATION_PER_STEP`]·h), the gap at x measured along today's n), moves q and the
 /// triangle's corners by PBD eq. (8)–(9) with inverse masses `w`, gradients ∇q = side·n and ∇p_i = −side·b_i·n
 /// (n held constant, see the module docs), scaled by the stiffness `k` ∈ [0, 1]. Skips contacts with an index
 /// out of range, a triangle that turned over since the start of the step (its normal at `x` opposes the one at
@@ -413,7 +428,9 @@ pub fn project_self_contacts(
             continue;
         }
         let g = if c.side < 0.0 { -n } else { n };
-        let value = (pq - p1).dot(g) - thickness;
+        let start_gap = (x[q] - x[i1]).dot(g);
+        let gap = thickness.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * thickness);
+        let value = (pq - p1).dot(g) - gap;
         if value.is_nan() || value >= 0.0 {
             continue; // satisfied
         }
@@ -833,7 +850,7 @@ mod tests {
     }
 
     #[test]
-    fn vertex_in_band_from_below_is_pushed_down() {
+    fn vertex_in_band_from_below_is_pushed_down_a_quarter_thickness_per_step() {
         let h = 0.01;
         let mut x = static_triangle();
         x[3].z = -0.005;
@@ -842,17 +859,48 @@ mod tests {
         let mut contacts = Vec::new();
         find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &TRI, h, false, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: -1.0 }]);
+        // it started 0.5 h below, inside the band: this step holds it 0.75 h below, not h
+        let gap = 0.005 + DEPENETRATION_PER_STEP * h;
         let w = [1.0; 4];
+        let depth = |p: &[Vec3]| -> f32 {
+            let Some(n) = unit_normal([p[0], p[1], p[2]]) else { panic!("degenerate after projection") };
+            (p[3] - p[0]).dot(n)
+        };
         project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
-        assert!(p[3].z < -0.005, "pushed up to {}", p[3].z);
-        let Some(n) = unit_normal([p[0], p[1], p[2]]) else { panic!("degenerate after projection") };
-        assert!((p[3] - p[0]).dot(n) <= -h + 1e-5);
+        assert!((depth(&p) + gap).abs() < 1e-5, "{} below, not {gap}", -depth(&p));
         assert!(p[0].z > 0.0 && p[1].z > 0.0 && p[2].z > 0.0, "the triangle moves up");
+        // the next step, starting there, wins another quarter and the one after reaches h, where it stays
+        for expected in [gap + DEPENETRATION_PER_STEP * h, h, h] {
+            let x = p.clone();
+            project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
+            assert!((depth(&p) + expected).abs() < 1e-5, "{} below, not {expected}", -depth(&p));
+        }
         // Half stiffness corrects half the violation.
         let mut half = x.clone();
         half[3].z = 0.003;
         project_self_contacts(&mut half, &x, &[0.0, 0.0, 0.0, 1.0], &TRI, &contacts, h, 0.5);
-        assert!((half[3].z - (0.003 - 0.5 * (0.003 + h))).abs() < 1e-6, "{}", half[3].z);
+        assert!((half[3].z - (0.003 - 0.5 * (0.003 + gap))).abs() < 1e-6, "{}", half[3].z);
+    }
+
+    #[test]
+    fn a_vertex_squeezed_between_two_layers_gains_no_speed() {
+        // a vertex 0.3 h above one triangle and 0.3 h below another: both contacts cannot hold. Pushed to h
+        // alternately it would leave each step at up to h/Δt; the depenetration limit keeps it within a quarter
+        // thickness of where it started, iteration after iteration
+        let h = 0.01;
+        let mut x = static_triangle();
+        x[3].z = 0.003;
+        x.extend([Vec3::new(0.0, 0.0, 0.006), Vec3::new(1.0, 0.0, 0.006), Vec3::new(0.0, 1.0, 0.006)]);
+        let tris = [[0, 1, 2], [4, 5, 6]];
+        let contacts =
+            [SelfContact { vertex: 3, triangle: 0, side: 1.0 }, SelfContact { vertex: 3, triangle: 1, side: -1.0 }];
+        let w = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+        let mut p = x.clone();
+        for _ in 0..20 {
+            project_self_contacts(&mut p, &x, &w, &tris, &contacts, h, 1.0);
+            // (without the limit: pushed up to h by one and on to 0.4 h below the other, 0.7 h in all)
+            assert!((p[3].z - x[3].z).abs() <= 0.3 * h, "moved {}", p[3].z - x[3].z);
+        }
     }
 
     #[test]
