@@ -8,6 +8,7 @@ pub mod access;
 pub mod attach;
 pub mod bend;
 pub mod coloring;
+pub mod lanes;
 pub mod plan;
 pub mod stretch;
 pub mod volume;
