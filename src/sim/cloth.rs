@@ -11,7 +11,8 @@ use super::collide::swept::SurfaceHit;
 use super::constraints::attach::Attachment;
 use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
-use super::constraints::plan::ProjectionPlan;
+use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
+use super::parallel::ColorChunks;
 use super::selfcollide::{SelfContact, SelfContactSearch};
 use super::topology::{self, MeshError};
 
@@ -60,13 +61,31 @@ impl Particles {
 }
 
 /// The triangles of the cloth surface (indices into [`Particles`]), shared by rendering, aerodynamics and
-/// tearing.
+/// tearing. Stored grouped by colour ([`coloring`]: no two triangles of one colour share a vertex), so the air
+/// drag runs on all threads. Tearing only relabels a triangle's corners to a split vertex's copy, which never
+/// makes two triangles share a vertex they did not share before: the colouring stays valid.
 #[derive(Component, Clone, Debug, Default)]
 pub struct ClothMesh {
     pub triangles: Vec<[u32; 3]>,
     /// Texture coordinates per particle (for rendering), possibly empty.
     pub uvs: Vec<[f32; 2]>,
+    /// The triangles' colours cut into chunks for the threads.
+    pub triangle_chunks: ColorChunks,
 }
+
+impl ClothMesh {
+    /// Colours `triangles` (over `vertex_count` particles) and stores them grouped by colour.
+    pub fn new(mut triangles: Vec<[u32; 3]>, uvs: Vec<[f32; 2]>, vertex_count: usize) -> Self {
+        let coloring = coloring::color(&triangles, vertex_count);
+        coloring::permute(&mut triangles, &coloring.order);
+        let triangle_chunks = ColorChunks::new(&coloring.offsets, TRIANGLE_CHUNKS_PER_COLOR, MIN_CHUNK);
+        Self { triangles, uvs, triangle_chunks }
+    }
+}
+
+/// Chunks each colour of triangles is cut into, whatever the thread count (one colour's chunks are
+/// independent, so the result is the same for any count).
+const TRIANGLE_CHUNKS_PER_COLOR: u32 = 8;
 
 /// One stretching constraint per edge, C = |p1 − p2| − l0, type equality (§4.1), stored grouped by colour
 /// ([`coloring`]): the constraints of one colour touch disjoint particles, which is what lets the solver
@@ -456,7 +475,7 @@ impl ClothBundle {
         Ok(Self {
             cloth: Cloth { name: name.into(), tears: 0 },
             particles,
-            mesh: ClothMesh { triangles, uvs },
+            mesh: ClothMesh::new(triangles, uvs, n),
             stretch: StretchConstraints::new(edges, rest_length, n),
             bend: BendConstraints::new(quads, rest_angle, rest_distance, n),
             plan: ProjectionPlan::default(),

@@ -3,6 +3,9 @@
 
 use bevy::math::Vec3;
 
+use super::constraints::access::{ParticleAccess, SharedParticles, Slices};
+use super::parallel::ColorChunks;
+
 /// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
 /// Without a branch per particle, so the loop vectorises.
 pub fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
@@ -18,7 +21,8 @@ const MAX_DRAG_GAIN: f32 = 0.1;
 /// Line (5) for air: each triangle feels f = c · A · ((v_air − v_tri)·n) n, with A its area, n its unit normal
 /// and v_tri the mean velocity of its corners; a third of f goes to each corner as Δv = Δt w f / 3. With
 /// `wind` = 0 this is air resistance, otherwise it also pushes the cloth. The per-corner gain is capped so
-/// that no drag, however large, can reverse the relative velocity in one step.
+/// that no drag, however large, can reverse the relative velocity in one step. Triangle after triangle, in
+/// array order.
 pub fn apply_aerodynamics(
     x: &[Vec3],
     v: &mut [Vec3],
@@ -28,24 +32,70 @@ pub fn apply_aerodynamics(
     drag: f32,
     dt: f32,
 ) {
-    if drag <= 0.0 {
+    if drag > 0.0 {
+        let mut velocities = Slices { p: v, w };
+        for &tri in triangles {
+            air_on_triangle(x, &mut velocities, tri, wind, drag, dt);
+        }
+    }
+}
+
+/// [`apply_aerodynamics`] over a mesh whose triangles are stored grouped by colour (`chunks`, no two triangles
+/// of one colour share a vertex): colour after colour, each colour's chunks shared by the compute pool's
+/// threads when `parallel`. The result does not depend on the thread count. Triangles not covered by the
+/// chunks' colouring (it does not match) are taken one after another instead.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_aerodynamics_by_color(
+    x: &[Vec3],
+    v: &mut [Vec3],
+    w: &[f32],
+    triangles: &[[u32; 3]],
+    chunks: &ColorChunks,
+    (wind, drag, dt): (Vec3, f32, f32),
+    parallel: bool,
+) {
+    let n = x.len();
+    if !chunks.covers(triangles.len()) || v.len() != n {
+        apply_aerodynamics(x, v, w, triangles, wind, drag, dt);
         return;
     }
-    for t in triangles {
-        let [a, b, c] = t.map(|i| i as usize);
-        let twice_area_normal = (x[b] - x[a]).cross(x[c] - x[a]);
-        let twice_area = twice_area_normal.length();
-        if twice_area <= f32::MIN_POSITIVE {
-            continue;
-        }
-        let n = twice_area_normal / twice_area;
-        let relative = (wind - (v[a] + v[b] + v[c]) / 3.0).dot(n);
-        let area = 0.5 * twice_area;
-        for i in [a, b, c] {
-            if w[i] > 0.0 {
-                let gain = (w[i] * drag * area * dt / 3.0).min(MAX_DRAG_GAIN);
-                v[i] += n * (relative * gain);
+    // SAFETY: every index reaching the view is checked below n = v.len() (`air_on_triangle`), chunks running at
+    // the same time belong to one colour, whose triangles share no vertex, and `v` is borrowed mutably here.
+    let Some(velocities) = (unsafe { SharedParticles::new(v, w) }) else {
+        return;
+    };
+    if drag > 0.0 {
+        chunks.run(parallel, |range| {
+            let mut velocities = velocities;
+            for &tri in &triangles[range] {
+                air_on_triangle(x, &mut velocities, tri, wind, drag, dt);
             }
+        });
+    }
+}
+
+/// The air on one triangle (see [`apply_aerodynamics`]); `velocities` holds v_i and w_i. A triangle with an
+/// index out of range is skipped.
+#[inline(always)]
+fn air_on_triangle(x: &[Vec3], velocities: &mut impl ParticleAccess, tri: [u32; 3], wind: Vec3, drag: f32, dt: f32) {
+    let [a, b, c] = tri.map(|i| i as usize);
+    let n = velocities.len().min(x.len());
+    if a >= n || b >= n || c >= n {
+        return;
+    }
+    let twice_area_normal = (x[b] - x[a]).cross(x[c] - x[a]);
+    let twice_area = twice_area_normal.length();
+    if twice_area <= f32::MIN_POSITIVE {
+        return;
+    }
+    let normal = twice_area_normal / twice_area;
+    let relative = (wind - (velocities.p(a) + velocities.p(b) + velocities.p(c)) / 3.0).dot(normal);
+    let area = 0.5 * twice_area;
+    for i in [a, b, c] {
+        let w = velocities.w(i);
+        if w > 0.0 {
+            let gain = (w * drag * area * dt / 3.0).min(MAX_DRAG_GAIN);
+            velocities.shift(i, normal * (relative * gain));
         }
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! | line | stage | system → kernel |
 //! |---|---|---|
-//! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics`], [`rigid::RigidBody::apply_gravity`] |
+//! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics_by_color`], [`rigid::RigidBody::apply_gravity`] |
 //! | (6) | [`PbdStage::Damping`] | [`stages::damping`] → [`damping::damp_velocities`] (§3.5) |
 //! | (7) | [`PbdStage::Predict`] | [`collide::move_colliders`] → [`collide::ColliderMotion::pose`]; [`stages::move_bodies`] → [`rigid::RigidBody::integrate`], [`rigid::RigidBody::collide_with_plane`]; [`stages::predict`] → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
 //! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] in each collider's frame ([`collide::swept`], §3.4), body holds (§4.2), [`selfcollide::find_self_contacts`] (§4.3) |

@@ -69,6 +69,53 @@ fn wait_until(counter: &AtomicU32, target: u32) {
     }
 }
 
+/// `start..end` cut into at most `pieces` chunks of at least `min_chunk` items (one if the range is shorter),
+/// as `[start, end]` pairs covering the range in order.
+pub fn cut(start: u32, end: u32, pieces: u32, min_chunk: u32) -> impl Iterator<Item = [u32; 2]> {
+    let len = end.saturating_sub(start);
+    let pieces = pieces.min(len.div_ceil(min_chunk.max(1))).max(1);
+    let size = len.div_ceil(pieces).max(1);
+    (0..pieces).map(move |k| [(start + k * size).min(end), (start + (k + 1) * size).min(end)])
+}
+
+/// A colouring's colours (offsets as in [`Coloring`](super::constraints::coloring::Coloring)) cut into chunks
+/// for [`run_phased`], for a pass over items of which one colour's touch disjoint particles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ColorChunks {
+    ranges: Vec<[u32; 2]>,
+    phase_start: Vec<u32>,
+}
+
+impl ColorChunks {
+    /// Each colour of `offsets` cut into at most `pieces` chunks of at least `min_chunk` items.
+    pub fn new(offsets: &[u32], pieces: u32, min_chunk: u32) -> Self {
+        let mut chunks = Self::default();
+        for color in offsets.windows(2) {
+            let first = chunks.ranges.len() as u32;
+            for range in cut(color[0], color[1], pieces, min_chunk) {
+                chunks.ranges.push(range);
+                chunks.phase_start.push(first);
+            }
+        }
+        chunks
+    }
+
+    /// Whether the chunks cover exactly `0..len`.
+    pub fn covers(&self, len: usize) -> bool {
+        self.ranges.first().map_or(len == 0, |r| r[0] == 0) && self.ranges.last().map_or(0, |r| r[1] as usize) == len
+    }
+
+    /// Calls `work` with every chunk's index range, colour after colour; the chunks of one colour shared by the
+    /// compute pool's threads when `parallel`.
+    pub fn run(&self, parallel: bool, work: impl Fn(std::ops::Range<usize>) + Sync) {
+        run_phased(&self.phase_start, 1, parallel, |j| {
+            if let Some(&[start, end]) = self.ranges.get(j) {
+                work(start as usize..end as usize);
+            }
+        });
+    }
+}
+
 /// Threads that work on a parallel stage: the caller plus the compute pool's threads.
 pub fn solver_threads(parallel: bool) -> usize {
     if !parallel {
@@ -81,6 +128,19 @@ pub fn solver_threads(parallel: bool) -> usize {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    #[test]
+    fn colours_are_cut_into_chunks_that_cover_them_in_order() {
+        let chunks = ColorChunks::new(&[0, 10, 1000, 1001], 4, 64);
+        assert_eq!(chunks.ranges, [[0, 10], [10, 258], [258, 506], [506, 754], [754, 1000], [1000, 1001]]);
+        assert_eq!(chunks.phase_start, [0, 1, 1, 1, 1, 5]);
+        assert!(chunks.covers(1001) && !chunks.covers(1000));
+        assert!(ColorChunks::default().covers(0));
+        let seen = Mutex::new(Vec::new());
+        chunks.run(false, |range| seen.lock().unwrap().push(range));
+        let seen: Vec<usize> = seen.into_inner().unwrap().into_iter().flatten().collect();
+        assert_eq!(seen, (0..1001).collect::<Vec<_>>());
+    }
 
     #[test]
     fn phases_run_in_order_and_every_chunk_once_per_round() {

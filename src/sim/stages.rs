@@ -39,7 +39,8 @@ pub fn external_forces(
     for (mut particles, mesh) in &mut cloths {
         let Particles { x, v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
-        integrate::apply_aerodynamics(x, v, w, &mesh.triangles, air, params.air_drag, clock.dt);
+        let air = (air, params.air_drag, clock.dt);
+        integrate::apply_aerodynamics_by_color(x, v, w, &mesh.triangles, &mesh.triangle_chunks, air, params.parallel);
     }
     for mut body in &mut bodies {
         body.apply_gravity(params.gravity, clock.dt);
@@ -280,7 +281,7 @@ pub fn tear(
         let (mut edges, mut rest_length) = std::mem::take(&mut *stretch).into_parts();
         let (mut quads, mut rest_angle, mut rest_distance) = std::mem::take(&mut *bend).into_parts();
         let Particles { x, p, v, w, mass } = &mut *particles;
-        let ClothMesh { triangles, uvs } = &mut *mesh;
+        let ClothMesh { triangles, uvs, .. } = &mut *mesh;
         let mut cloth = tearing::TearableCloth {
             x,
             p,

@@ -1,11 +1,14 @@
-//! Bending constraints (§4.1, Fig. 4): the paper's dihedral-angle constraint C = arccos(n1·n2) − φ0 with the
-//! gradients of Appendix A (eq. 25–29), and the cheaper opposite-vertex distance constraint.
+//! Bending constraints (§4.1, Fig. 4): the paper's dihedral-angle constraint C = arccos(n1·n2) − φ0 projected
+//! by eq. (29), and the cheaper opposite-vertex distance constraint.
 //!
 //! For a pair of triangles (p1, p3, p2) and (p1, p2, p4) sharing the edge p1–p2, Appendix A shifts p1 to the
-//! origin, takes n1 = p2×p3/|p2×p3|, n2 = p2×p4/|p2×p4| and d = n1·n2. The projection is robust: a degenerate
-//! triangle (|p2×p3| ≈ 0), (anti)parallel normals where 1 − d² vanishes, or a zero denominator skip the
-//! constraint for this sweep instead of producing NaN, and one projection corrects at most
-//! [`MAX_ANGLE_STEP`] of angle.
+//! origin, takes n1 = p2×p3/|p2×p3|, n2 = p2×p4/|p2×p4| and d = n1·n2, and builds eq. (29) from the vectors
+//! q_i = −∇_{p_i} d of eq. (25)–(28). Here the same step is taken with ∇φ = q/√(1 − d²) in the closed form of
+//! Bridson et al. (2003) — two cross products instead of ten; the tests check it against eq. (25)–(28) and
+//! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
+//! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
+//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Most pairs of a hanging sheet are
+//! within [`PARALLEL`] of flat; that test runs on four pairs at once ([`super::lanes`]).
 
 use bevy::math::{Vec3, Vec4};
 

@@ -7,6 +7,7 @@
 use bevy::prelude::*;
 
 use crate::sim::cloth::{BendConstraints, StretchConstraints};
+use crate::sim::parallel::cut;
 
 /// Chunks each colour is cut into per solver thread: a few, so a thread that starts late or is slowed down
 /// leaves work the others take over, but not many — every claim is an atomic on a cache line all threads share,
@@ -70,12 +71,9 @@ impl ProjectionPlan {
 
     fn push_phase(&mut self, work: Work, start: u32, end: u32) {
         let first = self.chunks.len() as u32;
-        let chunks = if self.threads > 1 { self.threads * CHUNKS_PER_THREAD } else { 1 };
-        let pieces = chunks.min((end - start).div_ceil(MIN_CHUNK)).max(1);
-        let size = (end - start).div_ceil(pieces);
-        for k in 0..pieces {
-            let from = start + k * size;
-            self.chunks.push(Chunk { work, start: from, end: (from + size).min(end) });
+        let pieces = if self.threads > 1 { self.threads * CHUNKS_PER_THREAD } else { 1 };
+        for [from, to] in cut(start, end, pieces, MIN_CHUNK) {
+            self.chunks.push(Chunk { work, start: from, end: to });
             self.phase_start.push(first);
         }
     }
