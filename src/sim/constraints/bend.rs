@@ -14,7 +14,7 @@ use bevy::math::{Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
 use super::lanes::{LANES, Vec3x4, for_each_lane};
-use super::stretch::{project_distance, project_distance_x4};
+use super::stretch::sweep_distances;
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
 const DEGENERATE_SINE: f32 = 1e-6;
@@ -180,18 +180,11 @@ pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angl
 }
 
 /// One sweep of the cheaper bending model: a distance constraint between the two vertices p3, p4 opposite
-/// each shared edge. Unlike the dihedral term it also resists stretching across the edge. Four at a time, so
-/// the quads must be of one colour.
+/// each shared edge. Unlike the dihedral term it also resists stretching across the edge. The quads must be of
+/// one colour ([`sweep_distances`]).
 #[inline]
 pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], k: f32) {
-    let n = quads.len().min(rest.len());
-    let ((groups, quad_tail), (rests, rest_tail)) = (quads[..n].as_chunks::<LANES>(), rest[..n].as_chunks::<LANES>());
-    for (group, &l0) in groups.iter().zip(rests) {
-        project_distance_x4(p, group.map(|q| q[2] as usize), group.map(|q| q[3] as usize), l0, k);
-    }
-    for (q, &l0) in quad_tail.iter().zip(rest_tail) {
-        project_distance(p, q[2] as usize, q[3] as usize, l0, k);
-    }
+    sweep_distances(p, quads, rest, k, |q| [q[2], q[3]]);
 }
 
 /// One Gauss–Seidel sweep over all dihedral bending constraints.

@@ -24,17 +24,11 @@ pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f
     p.shift(j, correction * wj);
 }
 
-/// [`project_distance`] for four constraints of one colour at once, lane by lane the same arithmetic (see
-/// [`super::lanes`]): the same result as projecting them one after another, since they share no particle.
-/// Particles `i[lane]` and `j[lane]` are the ends of lane `lane`'s constraint.
+/// The moves of [`project_distance`] for four constraints of one colour at once, lane by lane the same
+/// arithmetic (see [`super::lanes`]): particles `i[lane]` and `j[lane]` are the ends of lane `lane`'s
+/// constraint, and are to move by lane `lane` of the two results.
 #[inline(always)]
-pub fn project_distance_x4(
-    p: &mut impl ParticleAccess,
-    i: [usize; LANES],
-    j: [usize; LANES],
-    rest: [f32; LANES],
-    k: f32,
-) {
+fn distance_moves_x4(p: &impl ParticleAccess, (i, j): Ends, rest: [f32; LANES], k: f32) -> (Vec3x4, Vec3x4) {
     let (wi, wj) = (inverse_masses(p, i), inverse_masses(p, j));
     let w_sum = wi + wj;
     let d = Vec3x4::positions(p, i) - Vec3x4::positions(p, j);
@@ -43,7 +37,12 @@ pub fn project_distance_x4(
     // a constraint that must not move gets a zero correction (as the scalar kernel returns early)
     let factor = Vec4::select(moves, Vec4::splat(k) * (len - Vec4::from_array(rest)) / (len * w_sum), Vec4::ZERO);
     let correction = d.scale(factor);
-    let (to_i, to_j) = (correction.scale(-wi), correction.scale(wj));
+    (correction.scale(-wi), correction.scale(wj))
+}
+
+/// Moves the ends of four constraints by [`distance_moves_x4`]'s result.
+#[inline(always)]
+fn apply_x4(p: &mut impl ParticleAccess, (i, j): Ends, (to_i, to_j): (Vec3x4, Vec3x4)) {
     // constant lanes: a lane picked at run time is read back through the stack
     for lane in 0..LANES {
         p.shift(i[lane], to_i.lane(lane));
@@ -51,18 +50,50 @@ pub fn project_distance_x4(
     }
 }
 
-/// One Gauss–Seidel sweep over the stretch constraints `edges` with rest lengths `rest`, in array order: four
-/// at a time, so the constraints must be of one colour (no two share a particle).
-#[inline]
-pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f32], k: f32) {
-    let n = edges.len().min(rest.len());
-    let ((groups, edge_tail), (rests, rest_tail)) = (edges[..n].as_chunks::<LANES>(), rest[..n].as_chunks::<LANES>());
-    for (group, &l0) in groups.iter().zip(rests) {
-        project_distance_x4(p, group.map(|e| e[0] as usize), group.map(|e| e[1] as usize), l0, k);
+/// The two end particles of four distance constraints, lane by lane.
+type Ends = ([usize; LANES], [usize; LANES]);
+
+/// One Gauss–Seidel sweep of distance constraints between the particles `ends(item)` of each of `items`, with
+/// rest lengths `rest`, in array order — eight at a time: two groups of four in [`Vec4`] lanes, the second's
+/// square roots and divisions overlapping the first's. The items must be of one colour (no two share a
+/// particle); then this gives exactly the result of projecting them one after another (tested).
+#[inline(always)]
+pub fn sweep_distances<T>(
+    p: &mut impl ParticleAccess,
+    items: &[T],
+    rest: &[f32],
+    k: f32,
+    ends: impl Fn(&T) -> [u32; 2],
+) {
+    let n = items.len().min(rest.len());
+    let group_ends = |group: &[T; LANES]| -> Ends {
+        let [a, b, c, d] = [&group[0], &group[1], &group[2], &group[3]].map(|item| ends(item).map(|i| i as usize));
+        ([a[0], b[0], c[0], d[0]], [a[1], b[1], c[1], d[1]])
+    };
+    let ((groups, item_tail), (rests, rest_tail)) = (items[..n].as_chunks::<LANES>(), rest[..n].as_chunks::<LANES>());
+    let ((pairs, odd_group), (rest_pairs, odd_rest)) = (groups.as_chunks::<2>(), rests.as_chunks::<2>());
+    for ([a, b], [rest_a, rest_b]) in pairs.iter().zip(rest_pairs) {
+        let (ends_a, ends_b) = (group_ends(a), group_ends(b));
+        let (moves_a, moves_b) = (distance_moves_x4(p, ends_a, *rest_a, k), distance_moves_x4(p, ends_b, *rest_b, k));
+        apply_x4(p, ends_a, moves_a);
+        apply_x4(p, ends_b, moves_b);
     }
-    for (&[a, b], &l0) in edge_tail.iter().zip(rest_tail) {
+    for (group, rest) in odd_group.iter().zip(odd_rest) {
+        let ends = group_ends(group);
+        let moves = distance_moves_x4(p, ends, *rest, k);
+        apply_x4(p, ends, moves);
+    }
+    for (item, &l0) in item_tail.iter().zip(rest_tail) {
+        let [a, b] = ends(item);
         project_distance(p, a as usize, b as usize, l0, k);
     }
+}
+
+/// One Gauss–Seidel sweep over the stretch constraints `edges` with rest lengths `rest`, in array order; the
+/// constraints must be of one colour ([`sweep_distances`]).
+#[inline]
+pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f32], k: f32) {
+    sweep_distances(p, edges, rest, k, |&edge| edge);
 }
 
 /// One Gauss–Seidel sweep over all stretch constraints, in array order.
@@ -100,15 +131,16 @@ mod tests {
 
     #[test]
     fn four_at_a_time_gives_the_bits_of_one_at_a_time() {
-        // nine disjoint edges (two groups of four and a tail), one of them pinned at both ends, one degenerate
+        // thirteen disjoint edges (a pair of groups of four, a single group and a tail), one of them pinned at both
+        // ends, one degenerate
         let mut p: Vec<Vec3> =
-            (0..18).map(|i| Vec3::new((i * 7 % 5) as f32 * 0.31, i as f32 * 0.17, 0.05 * (i * i) as f32)).collect();
+            (0..26).map(|i| Vec3::new((i * 7 % 5) as f32 * 0.31, i as f32 * 0.17, 0.05 * (i * i) as f32)).collect();
         p[9] = p[8];
-        let mut w: Vec<f32> = (0..18).map(|i| 0.5 + (i % 4) as f32).collect();
+        let mut w: Vec<f32> = (0..26).map(|i| 0.5 + (i % 4) as f32).collect();
         w[2] = 0.0;
         w[3] = 0.0;
-        let edges: Vec<[u32; 2]> = (0..9).map(|e| [2 * e, 2 * e + 1]).collect();
-        let rest: Vec<f32> = (0..9).map(|e| 0.2 + 0.1 * e as f32).collect();
+        let edges: Vec<[u32; 2]> = (0..13).map(|e| [2 * e, 2 * e + 1]).collect();
+        let rest: Vec<f32> = (0..13).map(|e| 0.2 + 0.1 * e as f32).collect();
         let mut one_by_one = p.clone();
         for (&[a, b], &l0) in edges.iter().zip(&rest) {
             project_distance(&mut Slices { p: &mut one_by_one, w: &w }, a as usize, b as usize, l0, 0.7);
