@@ -10,10 +10,10 @@
 //! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Most pairs of a hanging sheet are
 //! within [`PARALLEL`] of flat; that test runs on four pairs at once ([`super::lanes`]).
 
-use bevy::math::{Vec3, Vec4};
+use bevy::math::{BVec4A, Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
-use super::lanes::{LANES, Vec3x4, for_each_lane};
+use super::lanes::{LANES, Vec3x4, inverse_masses};
 use super::stretch::sweep_distances;
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
@@ -29,72 +29,58 @@ const PARALLEL: f32 = 1e-4;
 pub const MAX_ANGLE_STEP: f32 = 0.3;
 
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
-/// degenerate. Evaluated as atan2(|n1×n2|, n1·n2), the same formula the projection uses, so rest and current
-/// angles agree to rounding (arccos loses half its digits near the flat state, d ≈ −1).
-pub fn dihedral_angle([p1, p2, p3, p4]: [Vec3; 4]) -> Option<f32> {
-    let hinge = Hinge::new([p1, p2, p3, p4]);
-    (!hinge.is_degenerate()).then(|| hinge.angle())
+/// degenerate. Evaluated as atan2(|n1×n2|, n1·n2), exact to rounding at every angle (arccos loses half its
+/// digits near the flat state, d ≈ −1): for rest angles.
+pub fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
+    let hinge = Hinge4::new(corners.map(Vec3x4::splat));
+    (!hinge.degenerate().test(0)).then(|| (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x))
 }
 
-/// The products the dihedral projection needs, with p1 shifted to the origin: e = p2 − p1, a = p3 − p1,
-/// b = p4 − p1 and the unnormalised normals N1 = e×a, N2 = e×b (n1, n2 of Appendix A).
-struct Hinge {
-    e: Vec3,
-    a: Vec3,
-    b: Vec3,
-    n1: Vec3,
-    n2: Vec3,
+/// Four hinges side by side ([`super::lanes`]), with the products the projection needs, p1 shifted to the
+/// origin: e = p2 − p1, a = p3 − p1, b = p4 − p1 and the unnormalised normals N1 = e×a, N2 = e×b (n1, n2 of
+/// Appendix A).
+struct Hinge4 {
+    e: Vec3x4,
+    a: Vec3x4,
+    b: Vec3x4,
+    n1: Vec3x4,
+    n2: Vec3x4,
     /// |N1|², |N2|², |e|² and the triple product e·(a×b) = N1·b.
-    s1: f32,
-    s2: f32,
-    ee: f32,
-    triple: f32,
+    s1: Vec4,
+    s2: Vec4,
+    ee: Vec4,
+    triple: Vec4,
 }
 
-impl Hinge {
+impl Hinge4 {
     #[inline(always)]
-    fn new([p1, p2, p3, p4]: [Vec3; 4]) -> Self {
+    fn new([p1, p2, p3, p4]: [Vec3x4; 4]) -> Self {
         let (e, a, b) = (p2 - p1, p3 - p1, p4 - p1);
         let (n1, n2) = (e.cross(a), e.cross(b));
-        Self {
-            e,
-            a,
-            b,
-            n1,
-            n2,
-            s1: n1.length_squared(),
-            s2: n2.length_squared(),
-            ee: e.length_squared(),
-            triple: n1.dot(b),
-        }
+        let (s1, s2, ee, triple) = (n1.length_squared(), n2.length_squared(), e.length_squared(), n1.dot(b));
+        Self { e, a, b, n1, n2, s1, s2, ee, triple }
     }
 
-    /// Whether the normals are within [`PARALLEL`] of (anti)parallel, or a position is NaN. Needs only products:
-    /// the identity (e×a)×(e×b) = (e·(a×b)) e gives 1 − d² = |n1 × n2|² = (e·(a×b))² |e|² / (|N1|² |N2|²).
+    /// Lanes whose normals are within [`PARALLEL`] of (anti)parallel. Needs only products: the identity
+    /// (e×a)×(e×b) = (e·(a×b)) e gives 1 − d² = |n1 × n2|² = (e·(a×b))² |e|² / (|N1|² |N2|²). A NaN lane is not
+    /// flat (the projection's finiteness checks drop it).
     #[inline(always)]
-    fn is_nearly_flat(&self) -> bool {
-        self.triple.is_nan() || self.triple * self.triple * self.ee < PARALLEL * self.s1 * self.s2
+    fn nearly_flat(&self) -> BVec4A {
+        (self.triple * self.triple * self.ee).cmplt(Vec4::splat(PARALLEL) * self.s1 * self.s2)
     }
 
-    /// Whether a triangle is degenerate (no normal): the sine of its corner at p1 is below [`DEGENERATE_SINE`].
+    /// Lanes with a degenerate triangle (no normal): the sine of its corner at p1 is below [`DEGENERATE_SINE`].
     #[inline(always)]
-    fn is_degenerate(&self) -> bool {
-        const SINE2: f32 = DEGENERATE_SINE * DEGENERATE_SINE;
-        !(self.s1 > SINE2 * self.ee * self.a.length_squared() && self.s2 > SINE2 * self.ee * self.b.length_squared())
+    fn degenerate(&self) -> BVec4A {
+        let sine2 = Vec4::splat(DEGENERATE_SINE * DEGENERATE_SINE) * self.ee;
+        !(self.s1.cmpgt(sine2 * self.a.length_squared()) & self.s2.cmpgt(sine2 * self.b.length_squared()))
     }
 
-    /// φ = arccos(n1·n2) = atan2(|n1×n2|, n1·n2) with |N1×N2| = |e·(a×b)| |e| (the identity above): exact to
-    /// rounding at every angle, for rest angles.
+    /// φ = arccos(n1·n2), d clamped to [−1, 1]; accurate to 3·10⁻⁶ rad for pairs that are not
+    /// [nearly flat](Self::nearly_flat).
     #[inline(always)]
-    fn angle(&self) -> f32 {
-        (self.triple.abs() * self.ee.sqrt()).atan2(self.n1.dot(self.n2))
-    }
-
-    /// d = n1·n2, clamped to [−1, 1]. Its arccos is the angle to 3·10⁻⁶ rad for pairs that are not
-    /// [nearly flat](Self::is_nearly_flat), and costs a third of glibc's atan2f.
-    #[inline(always)]
-    fn cos_angle(&self) -> f32 {
-        (self.n1.dot(self.n2) / (self.s1 * self.s2).sqrt()).clamp(-1.0, 1.0)
+    fn angle(&self) -> Vec4 {
+        acos((self.n1.dot(self.n2) / (self.s1 * self.s2).sqrt()).clamp(Vec4::NEG_ONE, Vec4::ONE))
     }
 
     /// ∇φ at p1…p4 for a non-degenerate hinge, in closed form. With σ = sign(e·(a×b)) (which side p4 lies on):
@@ -103,79 +89,92 @@ impl Hinge {
     /// [Bridson et al. 2003]. These are the vectors of eq. (25)–(28) divided by √(1 − d²)
     /// (∇φ = −∇d/√(1 − d²) = q/√(1 − d²)), without the ten cross products.
     #[inline(always)]
-    fn angle_gradients(&self) -> [Vec3; 4] {
+    fn angle_gradients(&self) -> [Vec3x4; 4] {
         let len = self.ee.sqrt();
-        let inv = 1.0f32.copysign(self.triple) / (self.s1 * self.s2 * len);
+        let inv = Vec4::ONE.copysign(self.triple) / (self.s1 * self.s2 * len);
         // σ N1/|N1|² and σ N2/|N2|², both scaled by 1/|e|
-        let (g1, g2) = (self.n1 * (self.s2 * inv), self.n2 * (self.s1 * inv));
+        let (g1, g2) = (self.n1.scale(self.s2 * inv), self.n2.scale(self.s1 * inv));
         let (ae, be) = (self.a.dot(self.e), self.b.dot(self.e));
-        let d1 = g1 * (self.ee - ae) + g2 * (be - self.ee);
-        let (d3, d4) = (g1 * -self.ee, g2 * self.ee);
+        let d1 = g1.scale(self.ee - ae) + g2.scale(be - self.ee);
+        let (d3, d4) = (g1.scale(-self.ee), g2.scale(self.ee));
         [d1, -(d1 + d3 + d4), d3, d4]
     }
 }
 
-/// Projects one dihedral bending constraint C = φ − φ0 by eq. (29) with (linearised) stiffness `k`:
-/// Δp_i = −k w_i C ∇_iφ / Σ_j w_j |∇_jφ|², which is eq. (29) with q_i = √(1 − d²) ∇_iφ. Nearly flat pairs
-/// ([`PARALLEL`], most of a hanging sheet) are rejected first, with products only; the inverse masses are read
-/// only for a pair that is not skipped (all zero: the denominator is zero and nothing moves).
+/// arccos on four lanes (Cephes' `acosf`: asin by a degree-4 polynomial in x², through √((1 − |x|)/2) for
+/// |x| > ½), within 2·10⁻⁷ rad of the exact value; packed, where glibc's `acosf` is a call per lane.
 #[inline(always)]
-pub fn project_dihedral_one(p: &mut impl ParticleAccess, quad: [u32; 4], rest_angle: f32, k: f32) {
-    // particle by particle: arrays of `Vec3`s go through the stack and stall the loads that read them back
-    let [i1, i2, i3, i4] = quad.map(|i| i as usize);
-    let hinge = Hinge::new([p.p(i1), p.p(i2), p.p(i3), p.p(i4)]);
-    if hinge.is_nearly_flat() || hinge.is_degenerate() {
+fn acos(x: Vec4) -> Vec4 {
+    let ax = x.abs();
+    let far = ax.cmpgt(Vec4::splat(0.5));
+    let z_far = (Vec4::ONE - ax) * 0.5;
+    let t = Vec4::select(far, z_far.sqrt(), x);
+    let z = Vec4::select(far, z_far, x * x);
+    let poly = (((Vec4::splat(4.216_32e-2) * z + Vec4::splat(2.418_131e-2)) * z + Vec4::splat(4.547_002_6e-2)) * z
+        + Vec4::splat(7.495_300_3e-2))
+        * z
+        + Vec4::splat(1.666_675_2e-1);
+    let asin_t = poly * z * t + t;
+    let far_value = asin_t * 2.0;
+    let far_value = Vec4::select(x.cmplt(Vec4::ZERO), Vec4::splat(std::f32::consts::PI) - far_value, far_value);
+    Vec4::select(far, far_value, Vec4::splat(std::f32::consts::FRAC_PI_2) - asin_t)
+}
+
+/// Projects the dihedral bending constraints C = φ − φ0 of four pairs of one colour (`quads`, lanes in `active`
+/// only) by eq. (29) with (linearised) stiffness `k`: Δp_i = −k w_i C ∇_iφ / Σ_j w_j |∇_jφ|², which is eq. (29)
+/// with q_i = √(1 − d²) ∇_iφ. Pairs of one colour share no particle, so the four are independent. Nearly flat
+/// pairs ([`PARALLEL`], most of a hanging sheet) return after the products of [`Hinge4::nearly_flat`]; a
+/// degenerate triangle, a zero or NaN denominator or a non-finite step leaves its pair alone, and the error is
+/// clamped to [`MAX_ANGLE_STEP`].
+#[inline(always)]
+fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], rest: Vec4, k: f32, active: u32) {
+    let corner = |c: usize| Vec3x4::positions(p, quads.map(|q| q[c]));
+    let hinge = Hinge4::new([corner(0), corner(1), corner(2), corner(3)]);
+    if active & !hinge.nearly_flat().bitmask() == 0 {
         return;
     }
     let [g1, g2, g3, g4] = hinge.angle_gradients();
-    let (w1, w2, w3, w4) = (p.w(i1), p.w(i2), p.w(i3), p.w(i4));
+    let mass = |c: usize| inverse_masses(p, quads.map(|q| q[c]));
+    let (w1, w2, w3, w4) = (mass(0), mass(1), mass(2), mass(3));
     let denominator =
         w1 * g1.length_squared() + w2 * g2.length_squared() + w3 * g3.length_squared() + w4 * g4.length_squared();
-    if denominator.is_nan() || denominator <= f32::MIN_POSITIVE {
-        return;
+    let error = (hinge.angle() - rest).clamp(Vec4::splat(-MAX_ANGLE_STEP), Vec4::splat(MAX_ANGLE_STEP));
+    let scale = Vec4::splat(-k) * error / denominator;
+    let skip = hinge.nearly_flat()
+        | hinge.degenerate()
+        | denominator.is_nan_mask()
+        | denominator.cmple(Vec4::splat(f32::MIN_POSITIVE))
+        | !scale.is_finite_mask();
+    let moving = active & !skip.bitmask();
+    let (m1, m2, m3, m4) = (g1.scale(scale * w1), g2.scale(scale * w2), g3.scale(scale * w3), g4.scale(scale * w4));
+    // constant lanes: a lane picked at run time is read back through the stack
+    for (lane, q) in quads.iter().enumerate() {
+        if moving & (1 << lane) != 0 {
+            p.shift(q[0], m1.lane(lane));
+            p.shift(q[1], m2.lane(lane));
+            p.shift(q[2], m3.lane(lane));
+            p.shift(q[3], m4.lane(lane));
+        }
     }
-    let error = (hinge.cos_angle().acos() - rest_angle).clamp(-MAX_ANGLE_STEP, MAX_ANGLE_STEP);
-    let scale = -k * error / denominator;
-    if !scale.is_finite() {
-        return;
-    }
-    p.shift(i1, g1 * (scale * w1));
-    p.shift(i2, g2 * (scale * w2));
-    p.shift(i3, g3 * (scale * w3));
-    p.shift(i4, g4 * (scale * w4));
 }
 
-/// Of four pairs of one colour, those that may be bent past [`PARALLEL`] (bit `lane` set), by the test of
-/// [`Hinge::is_nearly_flat`] with the same arithmetic lane by lane; a NaN position leaves its bit set, so the
-/// scalar kernel sees it.
-#[inline(always)]
-fn maybe_bent(p: &impl ParticleAccess, quads: &[[u32; 4]; LANES]) -> u32 {
-    let corner = |c: usize| Vec3x4::positions(p, quads.map(|q| q[c] as usize));
-    let p1 = corner(0);
-    let (e, a, b) = (corner(1) - p1, corner(2) - p1, corner(3) - p1);
-    let (n1, n2) = (e.cross(a), e.cross(b));
-    let triple = n1.dot(b);
-    let flat =
-        (triple * triple * e.length_squared()).cmplt(Vec4::splat(PARALLEL) * n1.length_squared() * n2.length_squared());
-    !flat.bitmask() & ((1 << LANES) - 1)
-}
-
-/// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order. Pairs are tested for
-/// flatness four at a time (most pairs of a hanging sheet are flat), so the quads must be of one colour (no two
-/// share a particle): then testing four before projecting any of them changes nothing.
+/// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order: four at a time
+/// ([`project_dihedral_x4`]), so the quads must be of one colour (no two share a particle). The last
+/// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive.
 #[inline]
 pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
     let n = quads.len().min(rest_angle.len());
-    let (groups, tail) = quads[..n].as_chunks::<LANES>();
-    for (g, group) in groups.iter().enumerate() {
-        for_each_lane(maybe_bent(p, group), |lane| {
-            let j = g * LANES + lane;
-            project_dihedral_one(p, group[lane], rest_angle[j], k);
-        });
+    let indices = |q: &[u32; 4]| q.map(|i| i as usize);
+    let ((groups, quad_tail), (rests, rest_tail)) =
+        (quads[..n].as_chunks::<LANES>(), rest_angle[..n].as_chunks::<LANES>());
+    for (group, rest) in groups.iter().zip(rests) {
+        project_dihedral_x4(p, group.map(|q| indices(&q)), Vec4::from_array(*rest), k, (1 << LANES) - 1);
     }
-    let done = groups.len() * LANES;
-    for (&quad, &phi0) in tail.iter().zip(&rest_angle[done..n]) {
-        project_dihedral_one(p, quad, phi0, k);
+    if let (Some(first), Some(&first_rest)) = (quad_tail.first(), rest_tail.first()) {
+        let quad = |j: usize| indices(quad_tail.get(j).unwrap_or(first));
+        let rest = |j: usize| rest_tail.get(j).copied().unwrap_or(first_rest);
+        let (quads, rest) = ([quad(0), quad(1), quad(2), quad(3)], Vec4::new(rest(0), rest(1), rest(2), rest(3)));
+        project_dihedral_x4(p, quads, rest, k, (1 << quad_tail.len()) - 1);
     }
 }
 
@@ -253,6 +252,16 @@ mod tests {
     }
 
     #[test]
+    fn packed_arccos_is_within_2e7_of_libm() {
+        let mut worst = 0.0f32;
+        for k in 0..=20_000 {
+            let x = -1.0 + k as f32 * 1e-4;
+            worst = worst.max((acos(Vec4::splat(x)).x - x.clamp(-1.0, 1.0).acos()).abs());
+        }
+        assert!(worst < 2e-7 * std::f32::consts::PI, "{worst}");
+    }
+
+    #[test]
     fn q_vectors_are_minus_the_gradient_of_d() {
         let x = hinge(0.8).map(|v| v + Vec3::new(0.1, 0.2, -0.3));
         let (q, d) = appendix_a(x);
@@ -272,10 +281,11 @@ mod tests {
     fn closed_form_gradients_are_the_q_vectors_over_the_sine() {
         for x in assorted_hinges() {
             let (q, d) = appendix_a(x);
-            let hinge = Hinge::new(x);
-            assert!((hinge.angle() - d.acos()).abs() < 1e-4, "angle {} vs arccos d {}", hinge.angle(), d.acos());
+            let hinge = Hinge4::new(x.map(Vec3x4::splat));
+            let angle = hinge.angle().x;
+            assert!((angle - d.acos()).abs() < 1e-4, "angle {angle} vs arccos d {}", d.acos());
             let sine = (1.0 - d * d).sqrt();
-            for (g, q) in hinge.angle_gradients().iter().zip(q) {
+            for (g, q) in hinge.angle_gradients().map(|g| g.lane(0)).iter().zip(q) {
                 let expected = q / sine;
                 assert!(g.distance(expected) < 1e-4 * (1.0 + expected.length()), "{g} vs eq. (25)–(28): {expected}");
             }
@@ -286,7 +296,7 @@ mod tests {
     fn closed_form_gradients_match_finite_differences_of_the_angle() {
         let h = 1e-3;
         for x in assorted_hinges() {
-            let gradient = Hinge::new(x).angle_gradients();
+            let gradient = Hinge4::new(x.map(Vec3x4::splat)).angle_gradients().map(|g| g.lane(0));
             for i in 0..4 {
                 for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
                     let (mut plus, mut minus) = (x, x);
@@ -315,9 +325,12 @@ mod tests {
         let rest: Vec<f32> = (0..folds.len()).map(|j| 3.0 - 0.2 * j as f32).collect();
         let mut one_by_one = p.clone();
         for (&quad, &phi0) in quads.iter().zip(&rest) {
-            project_dihedral_one(&mut Slices { p: &mut one_by_one, w: &w }, quad, phi0, 0.8);
+            project_dihedral(&mut one_by_one, &w, &[quad], &[phi0], 0.8);
         }
         project_dihedral(&mut p, &w, &quads, &rest, 0.8);
+        assert!(
+            p.iter().zip(&one_by_one).all(|(a, b)| a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits))
+        );
         assert_eq!(p, one_by_one);
         assert!(p.iter().all(|v| v.is_finite()));
     }

@@ -7,7 +7,7 @@
 //! operation here is the scalar `Vec3` operation in the same order (no fused multiply–add), so a lane computes
 //! the same bits as the scalar kernel does.
 
-use std::ops::Sub;
+use std::ops::{Add, Neg, Sub};
 
 use bevy::math::{Vec3, Vec4};
 
@@ -31,6 +31,12 @@ impl Vec3x4 {
         // one at a time: an array of `Vec3`s goes through the stack and stalls the loads that read it back
         let (a, b, c, d) = (p.p(ids[0]), p.p(ids[1]), p.p(ids[2]), p.p(ids[3]));
         Self { x: Vec4::new(a.x, b.x, c.x, d.x), y: Vec4::new(a.y, b.y, c.y, d.y), z: Vec4::new(a.z, b.z, c.z, d.z) }
+    }
+
+    /// `v` in every lane.
+    #[inline(always)]
+    pub fn splat(v: Vec3) -> Self {
+        Self { x: Vec4::splat(v.x), y: Vec4::splat(v.y), z: Vec4::splat(v.z) }
     }
 
     /// Lane `lane` as a `Vec3`.
@@ -64,6 +70,22 @@ impl Vec3x4 {
     }
 }
 
+impl Add for Vec3x4 {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+    }
+}
+
+impl Neg for Vec3x4 {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self { x: -self.x, y: -self.y, z: -self.z }
+    }
+}
+
 impl Sub for Vec3x4 {
     type Output = Self;
     #[inline(always)]
@@ -76,15 +98,6 @@ impl Sub for Vec3x4 {
 #[inline(always)]
 pub fn inverse_masses(p: &impl ParticleAccess, ids: [usize; LANES]) -> Vec4 {
     Vec4::new(p.w(ids[0]), p.w(ids[1]), p.w(ids[2]), p.w(ids[3]))
-}
-
-/// Calls `f` with the index of every set bit of `mask` (a `BVec4A::bitmask`), lowest first.
-#[inline(always)]
-pub fn for_each_lane(mut mask: u32, mut f: impl FnMut(usize)) {
-    while mask != 0 {
-        f(mask.trailing_zeros() as usize);
-        mask &= mask - 1;
-    }
 }
 
 #[cfg(test)]
@@ -108,12 +121,5 @@ mod tests {
             assert_eq!(a.length_squared()[lane].to_bits(), u.length_squared().to_bits());
             assert_eq!(a.scale(Vec4::splat(0.3)).lane(lane), u * 0.3);
         }
-    }
-
-    #[test]
-    fn lanes_of_a_mask_come_lowest_first() {
-        let mut seen = Vec::new();
-        for_each_lane(0b1011, |lane| seen.push(lane));
-        assert_eq!(seen, [0, 1, 3]);
     }
 }
