@@ -126,13 +126,15 @@ pub struct SpatialHash {
     inv_cell: f32,
     /// Table size − 1 (the table size is a power of two).
     mask: u32,
-    /// Table size + 1 offsets into `cell_entries`.
-    cell_start: Vec<usize>,
+    /// Table size + 1 offsets into `cell_entries` (u32: half the cache footprint of the randomly hit table).
+    cell_start: Vec<u32>,
     cell_entries: Vec<u32>,
     /// Per triangle: its (grown) bounding box, or [`EMPTY_BOX`] if it has invalid indices or positions.
     bounds: Vec<[Vec3; 2]>,
     /// Triangles covering more than [`MAX_CELLS_PER_TRIANGLE`] cells; scanned by every query.
     oversized: Vec<u32>,
+    /// Scratch of a rebuild: (table cell, triangle) of every entry, in triangle order.
+    slots: Vec<[u32; 2]>,
 }
 
 /// Which triangles the current query of a [`SpatialHash`] has reported already: the stamp of the query that
@@ -179,8 +181,9 @@ impl SpatialHash {
         self.cell_start.clear();
         self.cell_start.resize(table + 1, 0);
 
-        // Pass 1: count the entries of each table cell.
+        // Pass 1: count the entries of each table cell, remembering each entry's table cell and triangle.
         let (inv_cell, mask) = (self.inv_cell, self.mask);
+        self.slots.clear();
         for (t, b) in self.bounds.iter().enumerate() {
             if !b[0].cmple(b[1]).all() {
                 continue;
@@ -190,7 +193,11 @@ impl SpatialHash {
                 self.oversized.push(t as u32);
                 continue;
             }
-            for_each_cell(lo, hi, |c| self.cell_start[hash_cell(c, mask)] += 1);
+            for_each_cell(lo, hi, |c| {
+                let h = hash_cell(c, mask);
+                self.cell_start[h] += 1;
+                self.slots.push([h as u32, t as u32]);
+            });
         }
         // Inclusive prefix sum: cell_start[h] = end of cell h.
         let mut total = 0;
@@ -201,20 +208,11 @@ impl SpatialHash {
         self.cell_start[table] = total;
         // Pass 2: fill each cell back to front; afterwards cell_start[h] is the start of cell h.
         self.cell_entries.clear();
-        self.cell_entries.resize(total, 0);
-        for (t, b) in self.bounds.iter().enumerate() {
-            if !b[0].cmple(b[1]).all() {
-                continue;
-            }
-            let (lo, hi) = (cell_of(b[0], inv_cell), cell_of(b[1], inv_cell));
-            if cell_count(lo, hi) > MAX_CELLS_PER_TRIANGLE {
-                continue;
-            }
-            for_each_cell(lo, hi, |c| {
-                let s = &mut self.cell_start[hash_cell(c, mask)];
-                *s -= 1;
-                self.cell_entries[*s] = t as u32;
-            });
+        self.cell_entries.resize(total as usize, 0);
+        for &[h, t] in &self.slots {
+            let s = &mut self.cell_start[h as usize];
+            *s -= 1;
+            self.cell_entries[*s as usize] = t;
         }
     }
 
@@ -239,7 +237,7 @@ impl SpatialHash {
             (&self.cell_start, &self.cell_entries, &self.bounds, &mut visited.stamps);
         for_each_cell(lo, hi, |c| {
             let h = hash_cell(c, self.mask);
-            for &t in &entries[start[h]..start[h + 1]] {
+            for &t in &entries[start[h] as usize..start[h + 1] as usize] {
                 let seen = &mut stamps[t as usize];
                 if *seen != stamp {
                     *seen = stamp;
@@ -269,9 +267,15 @@ impl SpatialHash {
     /// Combines the capacities of all internal buffers; unchanged between two calls means nothing was
     /// (re)allocated in between.
     pub fn capacity_fingerprint(&self) -> usize {
-        [self.cell_start.capacity(), self.cell_entries.capacity(), self.bounds.capacity(), self.oversized.capacity()]
-            .iter()
-            .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+        [
+            self.cell_start.capacity(),
+            self.cell_entries.capacity(),
+            self.bounds.capacity(),
+            self.oversized.capacity(),
+            self.slots.capacity(),
+        ]
+        .iter()
+        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
     }
 }
 
@@ -633,7 +637,12 @@ fn average_edge_length(positions: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
 /// Integer grid cell of `v` (`as` saturates out-of-range and maps NaN to 0, so this never panics).
 #[inline]
 fn cell_of(v: Vec3, inv_cell: f32) -> IVec3 {
-    (v * inv_cell).floor().as_ivec3()
+    // floor without the libm call that x86-64's baseline makes of `f32::floor`: truncate, then step down where
+    // truncation went up (negative non-integers)
+    let scaled = v * inv_cell;
+    let truncated = scaled.as_ivec3();
+    let went_up = scaled.cmplt(truncated.as_vec3());
+    truncated.saturating_sub(IVec3::new(i32::from(went_up.x), i32::from(went_up.y), i32::from(went_up.z)))
 }
 
 /// Number of cells in the inclusive range lo..=hi (saturating).
@@ -728,6 +737,18 @@ mod tests {
     fn sorted(mut c: Vec<SelfContact>) -> Vec<(u32, u32, i32)> {
         c.sort_by_key(|c| (c.vertex, c.triangle));
         c.iter().map(|c| (c.vertex, c.triangle, c.side as i32)).collect()
+    }
+
+    #[test]
+    fn cells_are_the_floor_of_the_scaled_position() {
+        let values =
+            [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.999, -2.999, 3.0, -3.0, 1e-8, -1e-8, 123_456.7, -7.25e9, 3e38, -3e38];
+        for &a in &values {
+            let v = Vec3::new(a, -a, a * 0.5);
+            let expected = (v * 1.5).floor().as_ivec3();
+            assert_eq!(cell_of(v, 1.5), expected, "{v}");
+        }
+        assert_eq!(cell_of(Vec3::NAN, 2.0), IVec3::ZERO);
     }
 
     #[test]
