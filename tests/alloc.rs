@@ -54,8 +54,12 @@ fn allocations_per_substep(preset_name: &str, n: u32, parallel: bool) -> usize {
     (ALLOCATIONS.load(Ordering::Relaxed) - before) / substeps
 }
 
-/// Allocations of one `ComputeTaskPool::scope` with its tasks (measured 2–3).
-const POOL_ALLOCATIONS: usize = 6;
+/// Allocations of one `ComputeTaskPool::scope` with its tasks (measured 3–3.5 on average).
+const ALLOCATIONS_PER_SCOPE: usize = 4;
+/// Stage calls per substep that open a pool scope on a large cloth: the air drag and the projection (measured
+/// together: 6–7 allocations per substep at 64², 3 at 16², where the air drag's colours are one chunk each and
+/// run on the calling thread).
+const SCOPES_PER_SUBSTEP: usize = 2;
 
 #[test]
 fn steady_substeps_do_not_allocate() {
@@ -65,7 +69,8 @@ fn steady_substeps_do_not_allocate() {
         // 16²: ~800 constraints; 64²: ~24,000 constraints in ~100 chunks — same small bound
         for n in [16, 64] {
             let count = allocations_per_substep(name, n, true);
-            assert!(count <= POOL_ALLOCATIONS, "{name} {n}²: {count} allocations per substep on the task pool");
+            let bound = ALLOCATIONS_PER_SCOPE * SCOPES_PER_SUBSTEP;
+            assert!(count <= bound, "{name} {n}²: {count} allocations per substep on the task pool");
         }
     }
 }

@@ -194,19 +194,37 @@ impl Shape {
         }
     }
 
-    /// Ray entry into a barrel's wall: the free space inside is convex, so a segment starting there leaves it
-    /// at most once, where it ends outside; bisect for that crossing.
+    /// Ray entry into a barrel's wall: the free space inside is a convex cylinder, so a segment starting there
+    /// leaves it at most once, where it ends outside: the first of the wall crossing (the larger root of
+    /// |a_xz + t d_xz|² = r², in the barrel's frame) and the cap crossing.
     fn barrel_ray_entry(&self, a: Vec3, b: Vec3) -> Option<(Vec3, Vec3)> {
+        let Shape::Barrel { center, rotation, radius, half_height } = *self else { return None };
         if self.signed_distance(a) < 0.0 || self.signed_distance(b) >= 0.0 {
             return None;
         }
-        let at = |t: f32| a + (b - a) * t;
-        let (mut lo, mut hi) = (0.0f32, 1.0f32);
-        for _ in 0..BISECTION_STEPS {
-            let mid = 0.5 * (lo + hi);
-            if self.signed_distance(at(mid)) >= 0.0 { lo = mid } else { hi = mid }
-        }
-        let q = at(lo);
+        let to_local = rotation.inverse();
+        let (from, d) = (to_local * (a - center), to_local * (b - a));
+        // wall: A t² + B t + C = 0 with C = |a_xz|² − r² ≤ 0; the positive root without cancellation
+        let (qa, qb, qc) = (
+            d.x * d.x + d.z * d.z,
+            2.0 * (from.x * d.x + from.z * d.z),
+            from.x * from.x + from.z * from.z - radius * radius,
+        );
+        let s = (qb * qb - 4.0 * qa * qc).max(0.0).sqrt();
+        let wall = if qb >= 0.0 {
+            if qb + s > 0.0 { -2.0 * qc / (qb + s) } else { f32::INFINITY }
+        } else {
+            (s - qb) / (2.0 * qa)
+        };
+        let cap = if d.y > 0.0 {
+            (half_height - from.y) / d.y
+        } else if d.y < 0.0 {
+            (-half_height - from.y) / d.y
+        } else {
+            f32::INFINITY
+        };
+        let t = wall.min(cap).clamp(0.0, 1.0);
+        let q = a + (b - a) * t;
         Some((q, self.closest_surface(q).1))
     }
 
@@ -356,6 +374,40 @@ mod tests {
         let plane = Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y };
         let barrel = Shape::Barrel { center: Vec3::ZERO, rotation: Quat::IDENTITY, radius: 1.0, half_height: 1.0 };
         assert_eq!((plane.bounding_sphere(), barrel.bounding_sphere()), (None, None));
+    }
+
+    #[test]
+    fn barrel_rays_enter_the_wall_where_they_first_leave_the_free_space() {
+        let barrel = Shape::Barrel {
+            center: Vec3::new(0.1, 1.0, -0.2),
+            rotation: Quat::from_euler(bevy::math::EulerRot::XYZ, 1.2, 0.3, -0.4),
+            radius: 0.7,
+            half_height: 0.45,
+        };
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
+        };
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let a = Vec3::new(0.1, 1.0, -0.2) + Vec3::new(next(), next(), next()) * 0.7;
+            let b = a + Vec3::new(next(), next(), next()) * 0.3;
+            let Some((q, n)) = barrel.ray_entry(a, b) else {
+                assert!(barrel.signed_distance(a) < 0.0 || barrel.signed_distance(b) >= 0.0);
+                continue;
+            };
+            hits += 1;
+            // on the surface, on the segment, and no earlier point of the segment is in the wall
+            assert!(barrel.signed_distance(q).abs() < 1e-5, "{a} → {b}: {q} at {}", barrel.signed_distance(q));
+            let t = (q - a).length() / (b - a).length();
+            assert!((a + (b - a) * t).distance(q) < 1e-5);
+            for k in 0..20 {
+                assert!(barrel.signed_distance(a + (b - a) * (t * k as f32 / 20.0)) >= -1e-5);
+            }
+            assert!((n.length() - 1.0).abs() < 1e-4);
+        }
+        assert!(hits > 500, "{hits}");
     }
 
     #[test]
