@@ -223,9 +223,16 @@ impl Shape {
         } else {
             f32::INFINITY
         };
-        let t = wall.min(cap).clamp(0.0, 1.0);
-        let q = a + (b - a) * t;
-        Some((q, self.closest_surface(q).1))
+        // the normal of the face crossed, into the free space (at the crossing point itself, a hair inside the
+        // solid by rounding, the closest-surface normal would be noise)
+        let (t, normal) = if wall <= cap {
+            let t = wall.clamp(0.0, 1.0);
+            let radial = from + d * t;
+            (t, -Vec3::new(radial.x, 0.0, radial.z).normalize_or(Vec3::X))
+        } else {
+            (cap.clamp(0.0, 1.0), if d.y > 0.0 { Vec3::NEG_Y } else { Vec3::Y })
+        };
+        Some((a + (b - a) * t, rotation * normal))
     }
 
     /// Ray entry for any convex shape from its signed distance, which is convex along the segment: find the
@@ -405,7 +412,9 @@ mod tests {
             for k in 0..20 {
                 assert!(barrel.signed_distance(a + (b - a) * (t * k as f32 / 20.0)) >= -1e-5);
             }
-            assert!((n.length() - 1.0).abs() < 1e-4);
+            // the normal of the face crossed: the closest surface's, seen from just inside the free space
+            let from_inside = barrel.closest_surface(q + n * 1e-4).1;
+            assert!(n.distance(from_inside) < 1e-3, "{a} → {b}: normal {n}, the face's {from_inside}");
         }
         assert!(hits > 500, "{hits}");
     }
