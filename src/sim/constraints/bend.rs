@@ -7,8 +7,9 @@
 //! Bridson et al. (2003) — two cross products instead of ten; the tests check it against eq. (25)–(28) and
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
-//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Most pairs of a hanging sheet are
-//! within [`PARALLEL`] of flat; that test runs on four pairs at once ([`super::lanes`]).
+//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Four pairs of a colour are projected at
+//! once ([`super::lanes`]); most pairs of a hanging sheet are within [`PARALLEL`] of flat, and a group of four
+//! such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
 

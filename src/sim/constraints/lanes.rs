@@ -2,10 +2,11 @@
 //! three [`Vec4`]s (x, y, z), so the sweeps evaluate four projections with one packed instruction per scalar
 //! operation (SSE2 on x86-64, NEON on aarch64) instead of shuffling each `Vec3` into and out of a register.
 //!
-//! Constraints of one colour share no particle (§3.2's colouring), so reading the four constraints' particles
+//! Constraints of one colour share no particle (the solver's colouring, [`super::coloring`]), so reading the four constraints' particles
 //! before moving any of them gives exactly the result of projecting them one after another. Every lane
 //! operation here is the scalar `Vec3` operation in the same order (no fused multiply–add), so a lane computes
-//! the same bits as the scalar kernel does.
+//! the same bits as the scalar kernel does; the one kernel that takes four lanes all the way (the dihedral
+//! projection) has no scalar twin, and one pair alone runs in a group whose other lanes are inactive.
 
 use std::ops::{Add, Neg, Sub};
 
