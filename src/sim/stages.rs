@@ -40,7 +40,7 @@ pub fn external_forces(
         let Particles { x, v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
         let air = (air, params.air_drag, clock.dt);
-        integrate::apply_aerodynamics_by_color(x, v, w, &mesh.triangles, &mesh.triangle_chunks, air, params.parallel);
+        integrate::apply_aerodynamics_by_color(x, v, w, mesh, air, params.parallel);
     }
     for mut body in &mut bodies {
         body.apply_gravity(params.gravity, clock.dt);
