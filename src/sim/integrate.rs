@@ -53,24 +53,24 @@ pub fn apply_aerodynamics_by_color(
     parallel: bool,
 ) {
     let (triangles, chunks) = (&mesh.triangles, &mesh.triangle_chunks);
-    let n = x.len();
-    if !chunks.covers(triangles.len()) || v.len() != n {
+    if drag <= 0.0 {
+        return;
+    }
+    if !chunks.covers(triangles.len()) || v.len() != x.len() {
         apply_aerodynamics(x, v, w, triangles, wind, drag, dt);
         return;
     }
-    // SAFETY: every index reaching the view is checked below n = v.len() (`air_on_triangle`), chunks running at
+    // SAFETY: every index reaching the view is checked below v.len() (`air_on_triangle`), chunks running at
     // the same time belong to one colour, whose triangles share no vertex, and `v` is borrowed mutably here.
     let Some(velocities) = (unsafe { SharedParticles::new(v, w) }) else {
         return;
     };
-    if drag > 0.0 {
-        chunks.run(parallel, |range| {
-            let mut velocities = velocities;
-            for &tri in &triangles[range] {
-                air_on_triangle(x, &mut velocities, tri, wind, drag, dt);
-            }
-        });
-    }
+    chunks.run(parallel, |range| {
+        let mut velocities = velocities;
+        for &tri in &triangles[range] {
+            air_on_triangle(x, &mut velocities, tri, wind, drag, dt);
+        }
+    });
 }
 
 /// The air on one triangle (see [`apply_aerodynamics`]); `velocities` holds v_i and w_i. A triangle with an

@@ -131,7 +131,8 @@ fn acos(x: Vec4) -> Vec4 {
 fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], rest: Vec4, k: f32, active: u32) {
     let corner = |c: usize| Vec3x4::positions(p, quads.map(|q| q[c]));
     let hinge = Hinge4::new([corner(0), corner(1), corner(2), corner(3)]);
-    if active & !hinge.nearly_flat().bitmask() == 0 {
+    let flat = hinge.nearly_flat();
+    if active & !flat.bitmask() == 0 {
         return;
     }
     let [g1, g2, g3, g4] = hinge.angle_gradients();
@@ -141,7 +142,7 @@ fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], 
         w1 * g1.length_squared() + w2 * g2.length_squared() + w3 * g3.length_squared() + w4 * g4.length_squared();
     let error = (hinge.angle() - rest).clamp(Vec4::splat(-MAX_ANGLE_STEP), Vec4::splat(MAX_ANGLE_STEP));
     let scale = Vec4::splat(-k) * error / denominator;
-    let skip = hinge.nearly_flat()
+    let skip = flat
         | hinge.degenerate()
         | denominator.is_nan_mask()
         | denominator.cmple(Vec4::splat(f32::MIN_POSITIVE))
