@@ -14,13 +14,13 @@
 //! # Detection ([`find_self_contacts`])
 //!
 //! The paper uses spatial hashing [THM*03], assuming triangles of about the same size. [`SpatialHash`] is a
-//! uniform grid hashed into a power-of-two table with the three large primes of [THM*03] and stored as a
-//! counting sort (`cell_start`/`cell_entries`), so it allocates nothing once its buffers have grown. Each
-//! triangle is entered with its *swept* bounding box (positions x and p) grown by h, so a triangle that moved a
-//! lot during the step is still found; each vertex queries the box of its segment x → p. The cell size is
-//! max(2h, mean edge length at p), so a typical triangle covers 2–3 cells per axis. A vertex's contacts are
-//! sorted by triangle, so the projection order does not depend on the hash's layout (cell size, table size,
-//! the order cells are visited in).
+//! hierarchical ("loose") grid hashed into a power-of-two table with the three large primes of [THM*03] and
+//! stored as a counting sort, so it allocates nothing once its buffers have grown: each triangle is entered
+//! once, with its *swept* bounding box (positions x and p) grown by h, at the level whose cells (the median box
+//! size times a power of two) hold it within two cells per axis, so a triangle that moved a lot during the step
+//! is still found and one that did not is cheap; each vertex queries the box of its segment x → p. A vertex's
+//! contacts are sorted by triangle, so the projection order does not depend on the hash's layout (cell size,
+//! table size, the order cells are visited in).
 //!
 //! The narrow phase is vertex–triangle only, as in the paper (no edge–edge tests). The signed distance of the
 //! vertex to the triangle's plane is taken at the start (vertex and triangle at x) and at the end (both at p)
@@ -83,13 +83,13 @@ use super::parallel::{run_phased, solver_threads};
 pub const BARY_MARGIN: f32 = 0.05;
 /// Below this sine of the corner angle at p1 a triangle counts as degenerate (no normal).
 const DEGENERATE_SINE: f32 = 1e-6;
-/// A triangle whose box covers more cells than this is not entered into the grid but kept in a short list that
-/// every query scans, so one huge or exploded triangle cannot flood the table.
-const MAX_CELLS_PER_TRIANGLE: i64 = 64;
+/// The coarsest level of the hash grid: cells 2^20 times the median box (a box larger than that is kept in a
+/// short list every query scans).
+const MAX_LEVEL: u32 = 20;
 /// Smallest hash table, in cells.
 const MIN_TABLE_SIZE: usize = 64;
 /// Hash table cells per triangle (rounded up to a power of two).
-const TABLE_CELLS_PER_TRIANGLE: usize = 4;
+const TABLE_CELLS_PER_TRIANGLE: usize = 2;
 /// Every triangle box is grown by this fraction of its largest extent (on top of the caller's margin): 2·margin
 /// covers a projection with barycentrics ≥ −[`BARY_MARGIN`], the rest is slack for rounding.
 const BOX_SLACK: f32 = 2.0 * BARY_MARGIN + 0.01;
@@ -97,8 +97,8 @@ const BOX_SLACK: f32 = 2.0 * BARY_MARGIN + 0.01;
 const CROSSING_TOLERANCE: f32 = 1e-5;
 /// Bisection steps for the crossing time in [`count_crossings`] (f32 resolution is reached well before).
 const CROSSING_BISECTIONS: u32 = 32;
-/// The three primes of [THM*03].
-const PRIMES: [u32; 3] = [73_856_093, 19_349_663, 83_492_791];
+/// The three primes of [THM*03], and a fourth for the level.
+const PRIMES: [u32; 4] = [73_856_093, 19_349_663, 83_492_791, 2_654_435_761];
 /// A box that overlaps nothing.
 const EMPTY_BOX: [Vec3; 2] = [Vec3::INFINITY, Vec3::NEG_INFINITY];
 
@@ -112,92 +112,90 @@ pub struct SelfContact {
     pub side: f32,
 }
 
-/// A uniform grid of triangle bounding boxes, hashed into a power-of-two table [THM*03].
+/// A hierarchical ("loose") hash grid of triangle bounding boxes [THM*03]: every triangle is entered exactly
+/// once, in the cell holding its box's minimum corner, at the finest level whose cells are large enough that
+/// the box spans at most two of them per axis. Level k has cells of size c·2^k, where c is the median box
+/// extent; a box over [`MAX_LEVEL`] levels is kept in a short list every query scans, so one exploded
+/// triangle cannot flood the table.
+///
+/// A query box [min, max] overlaps a box entered at level k only if the entry's cell lies in
+/// cell(min) − 1 ..= cell(max) per axis (cells are computed by one monotone function for both, so this holds in
+/// floating point too): at most 2×2×2 cells per occupied level for the short rays of a vertex. Grid cells are
+/// hashed into a power-of-two table with the primes of [THM*03] and stored as a counting sort
+/// (`cell_start`/`entries`, each entry carrying its cell, level and box); an entry is reported only if its own
+/// cell and level are the ones looked up, so a hash collision adds no duplicate, and only if its box overlaps.
+/// Compared with entering a box into every cell it covers (27 or more cells per triangle here), rebuilding
+/// writes one entry per triangle, and a query reads its candidates from consecutive memory with no
+/// per-triangle stamps.
 ///
 /// Buffers are cleared and refilled by every rebuild, keeping their capacity, so a warmed-up hash allocates
-/// nothing. The table is a counting sort: the triangles in table cell `h` are
-/// `cell_entries[cell_start[h]..cell_start[h + 1]]`. Hash collisions only add candidates; every candidate is
-/// checked against its triangle's stored box before being reported, and duplicates (a triangle in several
-/// cells of one query) are removed with the caller's [`Visited`] stamps. The hash itself is read-only between
-/// rebuilds, so several threads may query it at once, each with its own `Visited`.
+/// nothing. The hash is read-only between rebuilds, so several threads may query it at once.
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
+    /// Cell size of level 0.
     cell_size: f32,
     inv_cell: f32,
     /// Table size − 1 (the table size is a power of two).
     mask: u32,
-    /// Table size + 1 offsets into `cell_entries` (u32: half the cache footprint of the randomly hit table).
+    /// Bit k is set if level k holds a triangle.
+    levels: u32,
+    /// Table size + 1 offsets into `entries`: table cell h holds `entries[cell_start[h]..cell_start[h + 1]]`.
     cell_start: Vec<u32>,
-    cell_entries: Vec<u32>,
+    entries: Vec<Entry>,
     /// Per triangle: its (grown) bounding box, or [`EMPTY_BOX`] if it has invalid indices or positions.
     bounds: Vec<[Vec3; 2]>,
-    /// Triangles covering more than [`MAX_CELLS_PER_TRIANGLE`] cells; scanned by every query.
+    /// Triangles whose box spans more than two cells per axis even at level [`MAX_LEVEL`]; scanned by every query.
     oversized: Vec<u32>,
-    /// Scratch of a rebuild: (table cell, triangle) of every entry, in triangle order.
-    slots: Vec<[u32; 2]>,
+    /// Scratch of a rebuild: the box extents (for the median), then each entry's table cell, in triangle order.
+    extents: Vec<f32>,
+    unsorted: Vec<(u32, Entry)>,
 }
 
-/// Which triangles the current query of a [`SpatialHash`] has reported already: the stamp of the query that
-/// last visited each triangle, so nothing is cleared between queries.
-#[derive(Clone, Debug, Default)]
-pub struct Visited {
-    stamps: Vec<u32>,
-    stamp: u32,
-}
-
-impl Visited {
-    /// A fresh stamp for a query over `triangles` triangles.
-    fn next_stamp(&mut self, triangles: usize) -> u32 {
-        self.stamps.resize(triangles, 0);
-        if self.stamp == u32::MAX {
-            self.stamps.fill(0);
-            self.stamp = 0;
-        }
-        self.stamp += 1;
-        self.stamp
-    }
+/// One triangle in the table: the grid cell and level it was entered at, and its box.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    cell: IVec3,
+    level: u32,
+    triangle: u32,
+    bounds: [Vec3; 2],
 }
 
 impl SpatialHash {
     /// Rebuilds the hash over `triangles` at `positions`, each box grown slightly (see [`Self::rebuild_swept`]).
-    pub fn rebuild(&mut self, positions: &[Vec3], triangles: &[[u32; 3]], cell_size: f32) {
-        self.rebuild_swept(positions, positions, triangles, cell_size, 0.0);
+    pub fn rebuild(&mut self, positions: &[Vec3], triangles: &[[u32; 3]]) {
+        self.rebuild_swept(positions, positions, triangles, 0.0);
     }
 
     /// Rebuilds the hash over the boxes swept by `triangles` moving from `start` to `end`, each grown by
-    /// `margin` plus a small fraction of its size. A non-positive or non-finite `cell_size` falls back to 1.
-    /// Triangles with an index out of range or a non-finite position are never reported.
-    pub fn rebuild_swept(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], cell_size: f32, margin: f32) {
-        let cell = if cell_size.is_finite() && cell_size > 0.0 { cell_size } else { 1.0 };
+    /// `margin` plus a small fraction of its size. Triangles with an index out of range or a non-finite
+    /// position are never reported.
+    pub fn rebuild_swept(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32) {
         let margin = if margin.is_finite() { margin.max(0.0) } else { 0.0 };
-        self.cell_size = cell;
-        self.inv_cell = 1.0 / cell;
-        let table = (triangles.len() * TABLE_CELLS_PER_TRIANGLE).next_power_of_two().max(MIN_TABLE_SIZE);
-        self.mask = (table - 1) as u32;
-
         self.bounds.clear();
         self.bounds.extend(triangles.iter().map(|tri| swept_bounds(start, end, tri, margin)));
+        self.cell_size = self.median_extent();
+        self.inv_cell = 1.0 / self.cell_size;
+        let table = (triangles.len() * TABLE_CELLS_PER_TRIANGLE).next_power_of_two().max(MIN_TABLE_SIZE);
+        self.mask = (table - 1) as u32;
+        self.levels = 0;
         self.oversized.clear();
         self.cell_start.clear();
         self.cell_start.resize(table + 1, 0);
 
-        // Pass 1: count the entries of each table cell, remembering each entry's table cell and triangle.
-        let (inv_cell, mask) = (self.inv_cell, self.mask);
-        self.slots.clear();
-        for (t, b) in self.bounds.iter().enumerate() {
+        // Pass 1: the level, cell and table cell of every triangle; count the entries of each table cell.
+        self.unsorted.clear();
+        for (t, &b) in self.bounds.iter().enumerate() {
             if !b[0].cmple(b[1]).all() {
                 continue;
             }
-            let (lo, hi) = (cell_of(b[0], inv_cell), cell_of(b[1], inv_cell));
-            if cell_count(lo, hi) > MAX_CELLS_PER_TRIANGLE {
+            let Some((level, cell)) = self.level_of(b) else {
                 self.oversized.push(t as u32);
                 continue;
-            }
-            for_each_cell(lo, hi, |c| {
-                let h = hash_cell(c, mask);
-                self.cell_start[h] += 1;
-                self.slots.push([h as u32, t as u32]);
-            });
+            };
+            let h = hash_cell(cell, level, self.mask);
+            self.cell_start[h] += 1;
+            self.levels |= 1 << level;
+            self.unsorted.push((h as u32, Entry { cell, level, triangle: t as u32, bounds: b }));
         }
         // Inclusive prefix sum: cell_start[h] = end of cell h.
         let mut total = 0;
@@ -207,24 +205,70 @@ impl SpatialHash {
         }
         self.cell_start[table] = total;
         // Pass 2: fill each cell back to front; afterwards cell_start[h] is the start of cell h.
-        self.cell_entries.clear();
-        self.cell_entries.resize(total as usize, 0);
-        for &[h, t] in &self.slots {
+        const UNUSED: Entry = Entry { cell: IVec3::ZERO, level: 0, triangle: 0, bounds: EMPTY_BOX };
+        self.entries.clear();
+        self.entries.resize(total as usize, UNUSED);
+        for &(h, entry) in &self.unsorted {
             let s = &mut self.cell_start[h as usize];
             *s -= 1;
-            self.cell_entries[*s as usize] = t;
+            self.entries[*s as usize] = entry;
         }
     }
 
-    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`], with `visited`
-    /// remembering what this query reported. Allocates nothing once `visited` has grown.
+    /// The median of the valid boxes' largest extents (the level-0 cell size), or 1 if there is none.
+    fn median_extent(&mut self) -> f32 {
+        self.extents.clear();
+        self.extents.extend(self.bounds.iter().map(|b| (b[1] - b[0]).max_element()).filter(|e| *e >= 0.0));
+        let middle = self.extents.len() / 2;
+        match self.extents.get(middle) {
+            Some(_) => {
+                let (_, median, _) = self.extents.select_nth_unstable_by(middle, f32::total_cmp);
+                if median.is_finite() && *median > 0.0 { *median } else { 1.0 }
+            }
+            None => 1.0,
+        }
+    }
+
+    /// The finest level at which box `b` spans at most two cells per axis, and the cell of its minimum corner
+    /// there; `None` above [`MAX_LEVEL`].
+    fn level_of(&self, b: [Vec3; 2]) -> Option<(u32, IVec3)> {
+        let extent = (b[1] - b[0]).max_element();
+        // first guess: the level whose cells are as large as the box (it may span three cells, or two one level
+        // down)
+        let mut level = 0;
+        while level < MAX_LEVEL && extent > self.cell_size * (1u32 << level) as f32 {
+            level += 1;
+        }
+        level = level.saturating_sub(1);
+        while level <= MAX_LEVEL {
+            let inv = self.level_inv(level);
+            let (lo, hi) = (cell_of(b[0], inv), cell_of(b[1], inv));
+            if (hi.as_i64vec3() - lo.as_i64vec3()).max_element() <= 1 {
+                return Some((level, lo));
+            }
+            level += 1;
+        }
+        None
+    }
+
+    /// 1 / cell size of `level` (exact: a power-of-two scaling, 2^−level built from its exponent bits).
+    #[inline]
+    fn level_inv(&self, level: u32) -> f32 {
+        self.inv_cell * f32::from_bits((127 - level.min(MAX_LEVEL)) << 23)
+    }
+
+    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`]. Allocates nothing.
     /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
-    pub fn for_each_in_box(&self, visited: &mut Visited, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
+    pub fn for_each_in_box(&self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
         if self.bounds.is_empty() || !min.cmple(max).all() {
             return; // also rejects NaN
         }
-        let (lo, hi) = (cell_of(min, self.inv_cell), cell_of(max, self.inv_cell));
-        if cell_count(lo, hi) > self.bounds.len() as i64 {
+        let range = |level: u32| {
+            let inv = self.level_inv(level);
+            (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
+        };
+        let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
+        if cells > self.bounds.len() as i64 {
             for (t, b) in self.bounds.iter().enumerate() {
                 if overlaps(b, min, max) {
                     f(t as u32);
@@ -232,21 +276,17 @@ impl SpatialHash {
             }
             return;
         }
-        let stamp = visited.next_stamp(self.bounds.len());
-        let (start, entries, bounds, stamps) =
-            (&self.cell_start, &self.cell_entries, &self.bounds, &mut visited.stamps);
-        for_each_cell(lo, hi, |c| {
-            let h = hash_cell(c, self.mask);
-            for &t in &entries[start[h] as usize..start[h + 1] as usize] {
-                let seen = &mut stamps[t as usize];
-                if *seen != stamp {
-                    *seen = stamp;
-                    if overlaps(&bounds[t as usize], min, max) {
-                        f(t);
+        for level in levels_of(self.levels) {
+            let (lo, hi) = range(level);
+            for_each_cell(lo, hi, |cell| {
+                let h = hash_cell(cell, level, self.mask);
+                for e in &self.entries[self.cell_start[h] as usize..self.cell_start[h + 1] as usize] {
+                    if e.cell == cell && e.level == level && overlaps(&e.bounds, min, max) {
+                        f(e.triangle);
                     }
                 }
-            }
-        });
+            });
+        }
         for &t in &self.oversized {
             if overlaps(&self.bounds[t as usize], min, max) {
                 f(t);
@@ -254,7 +294,7 @@ impl SpatialHash {
         }
     }
 
-    /// The cell size of the last rebuild.
+    /// The level-0 cell size of the last rebuild.
     pub fn cell_size(&self) -> f32 {
         self.cell_size
     }
@@ -269,14 +309,26 @@ impl SpatialHash {
     pub fn capacity_fingerprint(&self) -> usize {
         [
             self.cell_start.capacity(),
-            self.cell_entries.capacity(),
+            self.entries.capacity(),
             self.bounds.capacity(),
             self.oversized.capacity(),
-            self.slots.capacity(),
+            self.extents.capacity(),
+            self.unsorted.capacity(),
         ]
         .iter()
         .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
     }
+}
+
+/// The levels whose bit is set in `mask`, finest first.
+fn levels_of(mut mask: u32) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let level = mask.trailing_zeros();
+            mask &= mask - 1;
+            level
+        })
+    })
 }
 
 /// Vertex query slices per solver thread in [`find_self_contacts`]: a few, so a thread that is late or slowed
@@ -285,18 +337,11 @@ const QUERY_SLICES_PER_THREAD: usize = 4;
 /// Phase starts of one phase of up to this many slices (all zero): see [`run_phased`].
 const ONE_PHASE: [u32; 64] = [0; 64];
 
-/// The spatial hash of [`find_self_contacts`] and the buffers of its vertex query slices, reused every step.
+/// The spatial hash of [`find_self_contacts`] and the contacts each vertex query slice found, reused every step.
 #[derive(Debug, Default)]
 pub struct SelfContactSearch {
     hash: SpatialHash,
-    slices: Vec<Mutex<QuerySlice>>,
-}
-
-/// What one slice of the vertex queries owns: its stamps and the contacts it found.
-#[derive(Debug, Default)]
-struct QuerySlice {
-    visited: Visited,
-    found: Vec<SelfContact>,
+    slices: Vec<Mutex<Vec<SelfContact>>>,
 }
 
 impl Clone for SelfContactSearch {
@@ -311,20 +356,15 @@ impl SelfContactSearch {
     pub fn capacity_fingerprint(&self) -> usize {
         self.slices.iter().filter_map(|slice| slice.lock().ok()).fold(
             self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(self.slices.capacity()),
-            |acc, slice| {
-                acc.wrapping_mul(1_000_003)
-                    .wrapping_add(slice.found.capacity())
-                    .wrapping_add(slice.visited.stamps.capacity() << 20)
-            },
+            |acc, found| acc.wrapping_mul(1_000_003).wrapping_add(found.capacity()),
         )
     }
 }
 
 /// Fills `out` (cleared first, capacity kept) with the vertex–triangle contacts of a step from positions `x` to
 /// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds the hash over the triangles swept
-/// from x to p, grown by `thickness`, with cell size max(2·thickness, mean edge length at p), then queries it
-/// for every vertex: in slices of consecutive vertices that the compute task pool's threads share when
-/// `parallel`, each with its own stamps and output. Contacts are ordered by vertex, then triangle, whatever the
+/// from x to p, grown by `thickness`, then queries it for every vertex: in slices of consecutive vertices that
+/// the compute task pool's threads share when `parallel`, each with its own output. Contacts are ordered by vertex, then triangle, whatever the
 /// thread count and the hash layout.
 /// Allocates nothing once the buffers have grown to the problem size.
 pub fn find_self_contacts(
@@ -338,25 +378,23 @@ pub fn find_self_contacts(
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
-    let cell = average_edge_length(p, triangles).max(2.0 * h);
     let SelfContactSearch { hash, slices } = search;
-    hash.rebuild_swept(x, p, triangles, cell, h);
+    hash.rebuild_swept(x, p, triangles, h);
     let count = (solver_threads(parallel) * QUERY_SLICES_PER_THREAD).min(ONE_PHASE.len());
     if slices.len() < count {
         slices.resize_with(count, Default::default);
     }
     let (slices, hash, n) = (&slices[..count], &*hash, x.len().min(p.len()));
     run_phased(&ONE_PHASE[..count], 1, parallel, |j| {
-        let Ok(mut slice) = slices[j].lock() else { return };
-        let QuerySlice { visited, found } = &mut *slice;
+        let Ok(mut found) = slices[j].lock() else { return };
         found.clear();
         for v in n * j / count..n * (j + 1) / count {
-            query_vertex(hash, visited, (x, p), triangles, h, v, found);
+            query_vertex(hash, (x, p), triangles, h, v, &mut found);
         }
     });
     for slice in slices {
-        if let Ok(slice) = slice.lock() {
-            out.extend_from_slice(&slice.found);
+        if let Ok(found) = slice.lock() {
+            out.extend_from_slice(&found);
         }
     }
 }
@@ -365,7 +403,6 @@ pub fn find_self_contacts(
 /// to `found`.
 fn query_vertex(
     hash: &SpatialHash,
-    visited: &mut Visited,
     (x, p): (&[Vec3], &[Vec3]),
     triangles: &[[u32; 3]],
     h: f32,
@@ -377,7 +414,7 @@ fn query_vertex(
         return;
     }
     let (v, first) = (v as u32, found.len());
-    hash.for_each_in_box(visited, xq.min(pq), xq.max(pq), |t| {
+    hash.for_each_in_box(xq.min(pq), xq.max(pq), |t| {
         let Some(tri) = triangles.get(t as usize) else { return };
         if tri.contains(&v) {
             return;
@@ -467,14 +504,14 @@ pub fn project_self_contacts(
 /// is not counted; with three crossings only the one bisection finds is checked. Uses a [`SpatialHash`]
 /// internally; allocates it per call, so it is meant for tests and diagnostics.
 pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3]]) -> usize {
-    let (mut hash, mut visited) = (SpatialHash::default(), Visited::default());
-    hash.rebuild_swept(x_before, x_after, triangles, average_edge_length(x_after, triangles), 0.0);
+    let mut hash = SpatialHash::default();
+    hash.rebuild_swept(x_before, x_after, triangles, 0.0);
     let mut count = 0;
     for (v, (&qb, &qa)) in x_before.iter().zip(x_after).enumerate() {
         if !(qb.is_finite() && qa.is_finite()) {
             continue;
         }
-        hash.for_each_in_box(&mut visited, qb.min(qa), qa.max(qb), |t| {
+        hash.for_each_in_box(qb.min(qa), qa.max(qb), |t| {
             let Some(tri) = triangles.get(t as usize) else { return };
             if tri.contains(&(v as u32)) {
                 return;
@@ -619,21 +656,6 @@ fn overlaps(b: &[Vec3; 2], min: Vec3, max: Vec3) -> bool {
     b[0].cmple(max).all() && b[1].cmpge(min).all()
 }
 
-/// Mean edge length of the valid triangles at `positions` (each interior edge counted twice), or 0.
-fn average_edge_length(positions: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
-    let (mut sum, mut n) = (0.0f64, 0usize);
-    for tri in triangles {
-        if let Some([a, b, c]) = corners(positions, tri) {
-            let perimeter = a.distance(b) + b.distance(c) + c.distance(a);
-            if perimeter.is_finite() {
-                sum += f64::from(perimeter);
-                n += 3;
-            }
-        }
-    }
-    if n == 0 { 0.0 } else { (sum / n as f64) as f32 }
-}
-
 /// Integer grid cell of `v` (`as` saturates out-of-range and maps NaN to 0, so this never panics).
 #[inline]
 fn cell_of(v: Vec3, inv_cell: f32) -> IVec3 {
@@ -663,13 +685,14 @@ fn for_each_cell(lo: IVec3, hi: IVec3, mut f: impl FnMut(IVec3)) {
     }
 }
 
-/// Table cell of grid cell `c`: the prime hash of [THM*03], with a final mix so that the power-of-two mask
+/// Table cell of grid cell `c` of `level`: the prime hash of [THM*03], with a final mix so that the power-of-two mask
 /// sees high bits too.
 #[inline]
-fn hash_cell(c: IVec3, mask: u32) -> usize {
+fn hash_cell(c: IVec3, level: u32, mask: u32) -> usize {
     let mut h = (c.x as u32).wrapping_mul(PRIMES[0])
         ^ (c.y as u32).wrapping_mul(PRIMES[1])
-        ^ (c.z as u32).wrapping_mul(PRIMES[2]);
+        ^ (c.z as u32).wrapping_mul(PRIMES[2])
+        ^ level.wrapping_mul(PRIMES[3]);
     h ^= h >> 16;
     h = h.wrapping_mul(0x045d_9f3b);
     h ^= h >> 16;
@@ -807,15 +830,15 @@ mod tests {
     fn hash_query_matches_box_overlap() {
         let (x, p, tris) = crumpled_pair(7);
         let mut hash = SpatialHash::default();
-        hash.rebuild_swept(&x, &p, &tris, 0.1, 0.01);
+        hash.rebuild_swept(&x, &p, &tris, 0.01);
+        assert!(hash.levels.count_ones() >= 2, "the rough data should use several levels: {:b}", hash.levels);
         let mut rng = Lcg(99);
-        let mut visited = Visited::default();
         for _ in 0..200 {
             let c = Vec3::new(rng.range(-0.1, 1.0), rng.range(-0.1, 1.0), rng.range(-0.2, 0.2));
             let e = rng.vec(0.15).abs();
             let (lo, hi) = (c - e, c + e);
             let mut got = Vec::new();
-            hash.for_each_in_box(&mut visited, lo, hi, |t| got.push(t));
+            hash.for_each_in_box(lo, hi, |t| got.push(t));
             let n = got.len();
             got.sort_unstable();
             got.dedup();
@@ -829,18 +852,30 @@ mod tests {
 
     #[test]
     fn degenerate_and_huge_triangles_do_not_break_the_hash() {
-        let x =
-            vec![Vec3::ZERO, Vec3::X * 1e6, Vec3::Y * 1e6, Vec3::splat(f32::NAN), Vec3::new(0.1, 0.1, 0.0), Vec3::ONE];
-        let tris = [[0, 1, 2], [0, 3, 4], [0, 1, 99], [4, 4, 4]];
+        // a 10×10 sheet of 1 cm triangles sets the cell size; then a triangle of 10⁶ m (2^26 cells), one with a
+        // NaN corner, one with an index out of range and one collapsed to a point
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(10, 0.01, Vec3::ZERO, &mut x, &mut tris);
+        let base = x.len() as u32;
+        x.extend([Vec3::ZERO, Vec3::X * 1e6, Vec3::Y * 1e6, Vec3::splat(f32::NAN), Vec3::new(0.05, 0.05, 0.0)]);
+        let huge = tris.len() as u32;
+        tris.extend([[base, base + 1, base + 2], [base, base + 3, base + 4], [base, base + 1, 999], [base + 4; 3]]);
         let mut hash = SpatialHash::default();
-        hash.rebuild(&x, &tris, 0.01);
-        assert_eq!(hash.oversized, vec![0]);
+        hash.rebuild(&x, &tris);
+        assert_eq!(hash.oversized, vec![huge]);
+        let (lo, hi) = (Vec3::new(0.045, 0.045, -0.1), Vec3::new(0.055, 0.055, 0.1));
         let mut got = Vec::new();
-        let visited = &mut Visited::default();
-        hash.for_each_in_box(visited, Vec3::new(0.05, 0.05, -0.1), Vec3::splat(0.2), |t| got.push(t));
+        hash.for_each_in_box(lo, hi, |t| got.push(t));
         got.sort_unstable();
-        assert_eq!(got, vec![0, 3]);
-        hash.for_each_in_box(visited, Vec3::splat(f32::NAN), Vec3::ONE, |_| panic!("NaN box"));
+        let want: Vec<u32> = (0..tris.len() as u32)
+            .filter(|&t| t == huge || t == huge + 3 || overlaps(&swept_bounds(&x, &x, &tris[t as usize], 0.0), lo, hi))
+            .collect();
+        assert!(want.len() > 4, "{want:?}");
+        assert_eq!(got, want);
+        hash.for_each_in_box(Vec3::splat(f32::NAN), Vec3::ONE, |_| panic!("NaN box"));
+        // a hash of nothing but broken triangles reports nothing
+        hash.rebuild(&x[base as usize..], &[[0, 3, 4], [0, 1, 999]]);
+        hash.for_each_in_box(Vec3::splat(-1.0), Vec3::ONE, |t| panic!("reported {t}"));
     }
 
     /// A static triangle in z = 0 (corners 0–2) and a vertex 3 above its centre.
