@@ -12,6 +12,8 @@
 //! chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is the
 //! single-threaded switch.
 
+use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
@@ -113,6 +115,59 @@ impl ColorChunks {
                 work(start as usize..end as usize);
             }
         });
+    }
+}
+
+/// Slices per solver thread of a [`SliceOutputs`] pass: a few, so a thread that is late or slowed leaves work
+/// the others take over.
+const SLICES_PER_THREAD: usize = 4;
+/// Phase starts of one phase of up to this many slices (all zero): see [`run_phased`].
+const ONE_PHASE: [u32; 64] = [0; 64];
+
+/// One output buffer per slice of a pass over independent items (vertex queries), kept between passes so a
+/// warmed-up pass allocates nothing. Cloning gives empty buffers: they are scratch.
+#[derive(Debug)]
+pub struct SliceOutputs<T>(Vec<Mutex<T>>);
+
+impl<T> Default for SliceOutputs<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T> Clone for SliceOutputs<T> {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl<T: Default + Send> SliceOutputs<T> {
+    /// Cuts `0..n` into consecutive slices of at least `min_slice` items, a few per solver thread, and calls
+    /// `work(range, output)` for each, on the compute pool's threads when `parallel`. Returns the used outputs in
+    /// slice order, so their concatenation does not depend on the thread count.
+    pub fn run(
+        &mut self,
+        n: usize,
+        min_slice: usize,
+        parallel: bool,
+        work: impl Fn(Range<usize>, &mut T) + Sync,
+    ) -> &[Mutex<T>] {
+        let count = (solver_threads(parallel) * SLICES_PER_THREAD).min(n / min_slice.max(1)).clamp(1, ONE_PHASE.len());
+        if self.0.len() < count {
+            self.0.resize_with(count, Default::default);
+        }
+        let slices = &self.0[..count];
+        run_phased(&ONE_PHASE[..count], 1, parallel, |j| {
+            if let Ok(mut output) = slices[j].lock() {
+                work(n * j / count..n * (j + 1) / count, &mut output);
+            }
+        });
+        slices
+    }
+
+    /// All buffers, used or not (for capacity checks).
+    pub fn buffers(&self) -> &[Mutex<T>] {
+        &self.0
     }
 }
 

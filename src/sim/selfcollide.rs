@@ -72,11 +72,9 @@
 //! [BWK03] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
 
-use std::sync::Mutex;
-
 use bevy::math::{IVec3, Vec3};
 
-use super::parallel::{run_phased, solver_threads};
+use super::parallel::SliceOutputs;
 
 /// Barycentric tolerance of the narrow phase: a vertex counts as over a triangle while all barycentrics of its
 /// projection are ≥ −`BARY_MARGIN`.
@@ -331,33 +329,26 @@ fn levels_of(mut mask: u32) -> impl Iterator<Item = u32> {
     })
 }
 
-/// Vertex query slices per solver thread in [`find_self_contacts`]: a few, so a thread that is late or slowed
-/// leaves work the others take over.
-const QUERY_SLICES_PER_THREAD: usize = 4;
-/// Phase starts of one phase of up to this many slices (all zero): see [`run_phased`].
-const ONE_PHASE: [u32; 64] = [0; 64];
+/// Vertices per query slice of [`find_self_contacts`] at least.
+const MIN_QUERY_SLICE: usize = 64;
 
 /// The spatial hash of [`find_self_contacts`] and the contacts each vertex query slice found, reused every step.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SelfContactSearch {
     hash: SpatialHash,
-    slices: Vec<Mutex<Vec<SelfContact>>>,
-}
-
-impl Clone for SelfContactSearch {
-    /// The hash; the slice buffers are scratch and start empty.
-    fn clone(&self) -> Self {
-        Self { hash: self.hash.clone(), slices: Vec::new() }
-    }
+    slices: SliceOutputs<Vec<SelfContact>>,
 }
 
 impl SelfContactSearch {
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
     pub fn capacity_fingerprint(&self) -> usize {
-        self.slices.iter().filter_map(|slice| slice.lock().ok()).fold(
-            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(self.slices.capacity()),
-            |acc, found| acc.wrapping_mul(1_000_003).wrapping_add(found.capacity()),
-        )
+        let slices = self.slices.buffers();
+        slices
+            .iter()
+            .filter_map(|slice| slice.lock().ok())
+            .fold(self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len()), |acc, found| {
+                acc.wrapping_mul(1_000_003).wrapping_add(found.capacity())
+            })
     }
 }
 
@@ -380,19 +371,15 @@ pub fn find_self_contacts(
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
     let SelfContactSearch { hash, slices } = search;
     hash.rebuild_swept(x, p, triangles, h);
-    let count = (solver_threads(parallel) * QUERY_SLICES_PER_THREAD).min(ONE_PHASE.len());
-    if slices.len() < count {
-        slices.resize_with(count, Default::default);
-    }
-    let (slices, hash, n) = (&slices[..count], &*hash, x.len().min(p.len()));
-    run_phased(&ONE_PHASE[..count], 1, parallel, |j| {
-        let Ok(mut found) = slices[j].lock() else { return };
+    let n = x.len().min(p.len());
+    let hash = &*hash;
+    let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, found| {
         found.clear();
-        for v in n * j / count..n * (j + 1) / count {
-            query_vertex(hash, (x, p), triangles, h, v, &mut found);
+        for v in vertices {
+            query_vertex(hash, (x, p), triangles, h, v, found);
         }
     });
-    for slice in slices {
+    for slice in found {
         if let Ok(found) = slice.lock() {
             out.extend_from_slice(&found);
         }

@@ -123,7 +123,9 @@ pub fn generate_collisions(
     world.gather(colliders.iter(), &params);
     for (particles, mesh, mut contacts, mut self_collision, material, held) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
-        generate_contacts((x, p, v, w), &world.colliders, material.thickness, clock.dt, &mut contacts.0);
+        let CollisionWorld { colliders, slices, .. } = &mut *world;
+        let search = (slices, params.parallel);
+        generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
         for a in &held.0 {
             if let Some(k) = world.index_of(a.body) {
                 let (point, shift) = world.colliders[k].follow(a.local);

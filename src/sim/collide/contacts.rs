@@ -12,35 +12,59 @@ use bevy::math::{Vec3, Vec4};
 use super::swept::SweptCollider;
 use crate::sim::cloth::{Contact, ContactKind};
 use crate::sim::constraints::access::ParticleAccess;
+use crate::sim::parallel::SliceOutputs;
+
+/// Vertices per slice of [`generate_contacts`] at least: below that a cloth is searched on one thread.
+const MIN_CONTACT_SLICE: usize = 512;
+
+/// What one vertex slice of [`generate_contacts`] found: its contacts collider by collider, and where each
+/// collider's run ends.
+#[derive(Debug, Default)]
+pub struct SliceContacts {
+    contacts: Vec<Contact>,
+    collider_end: Vec<u32>,
+}
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
-/// the collider grown by `margin` during the substep of length `dt`, or lies inside it. Vertices with w = 0
-/// are skipped; so is a collider whose swept bounds cannot reach the cloth's.
-#[allow(clippy::too_many_arguments)]
+/// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
+/// then vertex. Vertices with w = 0 are skipped; so is a collider whose swept bounds cannot reach the cloth's.
+/// With `parallel` the compute pool's threads share slices of the vertices (each slice's buffer in `slices`),
+/// and the order, hence the result, is the same.
 pub fn generate_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
-    margin: f32,
-    dt: f32,
+    (margin, dt): (f32, f32),
+    (slices, parallel): (&mut SliceOutputs<SliceContacts>, bool),
     out: &mut Vec<Contact>,
 ) {
     out.clear();
     let Some((min, max)) = swept_bounds(x, p) else {
         return;
     };
-    for (k, collider) in colliders.iter().enumerate() {
-        if !collider.may_touch_box(min, max, margin) {
-            continue;
-        }
-        let grown = collider.grown(margin);
-        let surface = (collider.friction, collider.restitution);
-        for i in 0..x.len() {
-            if w[i] == 0.0 {
-                continue;
+    let n = x.len().min(p.len()).min(v.len()).min(w.len());
+    let found = slices.run(n, MIN_CONTACT_SLICE, parallel, |vertices, found| {
+        let SliceContacts { contacts, collider_end } = found;
+        contacts.clear();
+        collider_end.clear();
+        for (k, collider) in colliders.iter().enumerate() {
+            if collider.may_touch_box(min, max, margin) {
+                let grown = collider.grown(margin);
+                let surface = (collider.friction, collider.restitution);
+                for i in vertices.clone().filter(|&i| w[i] != 0.0) {
+                    if let Some(hit) = collider.contact(&grown, x[i], p[i]) {
+                        let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
+                        contacts.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
+                    }
+                }
             }
-            if let Some(hit) = collider.contact(&grown, x[i], p[i]) {
-                let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
-                out.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
+            collider_end.push(contacts.len() as u32);
+        }
+    });
+    for k in 0..colliders.len() {
+        for slice in found {
+            if let Ok(found) = slice.lock() {
+                let start = if k == 0 { 0 } else { found.collider_end[k - 1] as usize };
+                out.extend_from_slice(&found.contacts[start..found.collider_end[k] as usize]);
             }
         }
     }
@@ -126,6 +150,45 @@ mod tests {
         }
     }
 
+    #[test]
+    fn contacts_found_in_parallel_slices_come_in_the_serial_order() {
+        use bevy::math::{Isometry3d, Quat};
+        bevy::tasks::ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(2).build());
+        // 64×64 vertices falling onto a ground plane, a moving box and a sphere, some of them pinned
+        let x: Vec<Vec3> =
+            (0..64 * 64).map(|i| Vec3::new((i % 64) as f32 * 0.02, 0.02, (i / 64) as f32 * 0.02)).collect();
+        let v: Vec<Vec3> = (0..x.len()).map(|i| Vec3::new(0.0, -1.0 - (i % 7) as f32 * 0.1, 0.0)).collect();
+        let p: Vec<Vec3> = x.iter().zip(&v).map(|(x, v)| *x + *v * 0.05).collect();
+        let w: Vec<f32> = (0..x.len()).map(|i| if i % 13 == 0 { 0.0 } else { 1.0 }).collect();
+        let bar = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::new(0.3, 0.05, 0.1) };
+        let colliders = [
+            SweptCollider::fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.3, 0.0),
+            SweptCollider::new(
+                bar,
+                Isometry3d::from_translation(Vec3::new(0.5, 0.1, 0.5)),
+                Isometry3d::from_translation(Vec3::new(0.6, 0.0, 0.5)),
+                0.3,
+                0.0,
+            ),
+            SweptCollider::fixed(Shape::Sphere { center: Vec3::new(0.9, 0.0, 0.9), radius: 0.2 }, 0.3, 0.0),
+        ];
+        let mut serial = Vec::new();
+        let particles = (&x[..], &p[..], &v[..], &w[..]);
+        generate_contacts(particles, &colliders, (0.01, 0.05), (&mut SliceOutputs::default(), false), &mut serial);
+        let keys: Vec<(u32, u32)> = serial.iter().map(|c| (c.collider, c.vertex)).collect();
+        assert!(keys.windows(2).all(|k| k[0] < k[1]), "by collider, then vertex");
+        for k in 0..3 {
+            assert!(serial.iter().filter(|c| c.collider == k).count() > 20, "collider {k}");
+        }
+        assert!(serial.iter().all(|c| w[c.vertex as usize] != 0.0));
+        let (mut slices, mut parallel) = (SliceOutputs::default(), Vec::new());
+        for _ in 0..2 {
+            generate_contacts(particles, &colliders, (0.01, 0.05), (&mut slices, true), &mut parallel);
+            assert_eq!(parallel, serial);
+        }
+        assert!(slices.buffers().len() > 1, "the test should cut the vertices into several slices");
+    }
+
     fn fixed(shape: Shape, friction: f32) -> [SweptCollider; 1] {
         [SweptCollider::fixed(shape, friction, 0.0)]
     }
@@ -137,7 +200,13 @@ mod tests {
         let mut p = [Vec3::new(0.0, -0.2, 0.0), Vec3::new(1.0, -0.3, 0.0), Vec3::new(2.0, 0.4, 0.0)];
         let w = [1.0, 0.0, 1.0];
         let mut contacts = Vec::new();
-        generate_contacts((&x, &p, &[Vec3::NEG_Y; 3], &w), &ground, 0.0, 0.1, &mut contacts);
+        generate_contacts(
+            (&x, &p, &[Vec3::NEG_Y; 3], &w),
+            &ground,
+            (0.0, 0.1),
+            (&mut SliceOutputs::default(), false),
+            &mut contacts,
+        );
         assert_eq!(contacts.len(), 1);
         assert_eq!(contacts[0].approach_speed, -1.0);
         project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
@@ -154,7 +223,13 @@ mod tests {
         // pushed out by 0.1 each; tangential slips of 0.04 (inside μ·0.1 = 0.05) and 0.08 (outside)
         let mut p = [Vec3::new(0.04, -0.1, 0.0), Vec3::new(1.08, -0.1, 0.0)];
         let mut contacts = Vec::new();
-        generate_contacts((&x, &p, &[Vec3::ZERO; 2], &[1.0; 2]), &ground, 0.0, 0.1, &mut contacts);
+        generate_contacts(
+            (&x, &p, &[Vec3::ZERO; 2], &[1.0; 2]),
+            &ground,
+            (0.0, 0.1),
+            (&mut SliceOutputs::default(), false),
+            &mut contacts,
+        );
         project_contacts(&mut Slices { p: &mut p, w: &[1.0; 2] }, &x, &mut contacts);
         assert!((p[0] - x[0]).length() < 1e-6, "held: {}", p[0]);
         assert!((p[1] - Vec3::new(1.08, 0.0, 0.0)).length() < 1e-6, "slides on: {}", p[1]);
@@ -170,7 +245,13 @@ mod tests {
         for _ in 0..4800 {
             crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt);
             crate::sim::integrate::predict(&x, &v, &mut p, dt);
-            generate_contacts((&x, &p, &v, &[1.0]), &slope, 0.0, dt, &mut contacts);
+            generate_contacts(
+                (&x, &p, &v, &[1.0]),
+                &slope,
+                (0.0, dt),
+                (&mut SliceOutputs::default(), false),
+                &mut contacts,
+            );
             project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
             crate::sim::integrate::update_velocities(&mut x, &p, &mut v, dt);
         }
@@ -206,7 +287,13 @@ mod tests {
         let x = [Vec3::ZERO];
         let mut p = [Vec3::new(0.0, -0.05, 0.0)];
         let mut contacts = Vec::new();
-        generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &belt, 0.0, 0.01, &mut contacts);
+        generate_contacts(
+            (&x, &p, &[Vec3::ZERO], &[1.0]),
+            &belt,
+            (0.0, 0.01),
+            (&mut SliceOutputs::default(), false),
+            &mut contacts,
+        );
         project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
         assert!((p[0] - Vec3::new(0.02, 0.0, 0.0)).length() < 1e-5, "carried with the belt: {}", p[0]);
     }

@@ -10,6 +10,7 @@ pub mod swept;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::sim::parallel::SliceOutputs;
 use crate::validate;
 use shapes::Shape;
 
@@ -167,6 +168,8 @@ pub struct PreviousPose(pub Transform);
 pub struct CollisionWorld {
     pub colliders: Vec<swept::SweptCollider>,
     pub entities: Vec<Entity>,
+    /// Scratch of the parallel contact search ([`contacts::generate_contacts`]).
+    pub slices: SliceOutputs<contacts::SliceContacts>,
 }
 
 impl CollisionWorld {
