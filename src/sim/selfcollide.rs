@@ -72,7 +72,7 @@
 //! [BWK03] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
 
-use bevy::math::{IVec3, Vec3};
+use bevy::math::{IVec3, IVec4, Vec3, Vec4};
 
 use super::parallel::SliceOutputs;
 
@@ -140,22 +140,24 @@ pub struct SpatialHash {
     /// Table size + 1 offsets into `entries`: table cell h holds `entries[cell_start[h]..cell_start[h + 1]]`.
     cell_start: Vec<u32>,
     entries: Vec<Entry>,
+    /// The triangle of each entry (read only for the few entries a query reports).
+    entry_triangles: Vec<u32>,
     /// Per triangle: its (grown) bounding box, or [`EMPTY_BOX`] if it has invalid indices or positions.
     bounds: Vec<[Vec3; 2]>,
     /// Triangles whose box spans more than two cells per axis even at level [`MAX_LEVEL`]; scanned by every query.
     oversized: Vec<u32>,
     /// Scratch of a rebuild: the box extents (for the median), then each entry's table cell, in triangle order.
     extents: Vec<f32>,
-    unsorted: Vec<(u32, Entry)>,
+    unsorted: Vec<(u32, u32, IVec4)>,
 }
 
-/// One triangle in the table: the grid cell and level it was entered at, and its box.
+/// One triangle in the table: the grid cell (x, y, z) and level (w) it was entered at, and its box with w = 0 in
+/// both corners, so a query tests it with three packed comparisons and one branch.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    cell: IVec3,
-    level: u32,
-    triangle: u32,
-    bounds: [Vec3; 2],
+    key: IVec4,
+    lo: Vec4,
+    hi: Vec4,
 }
 
 impl SpatialHash {
@@ -193,7 +195,7 @@ impl SpatialHash {
             let h = hash_cell(cell, level, self.mask);
             self.cell_start[h] += 1;
             self.levels |= 1 << level;
-            self.unsorted.push((h as u32, Entry { cell, level, triangle: t as u32, bounds: b }));
+            self.unsorted.push((h as u32, t as u32, cell.extend(level as i32)));
         }
         // Inclusive prefix sum: cell_start[h] = end of cell h.
         let mut total = 0;
@@ -203,13 +205,17 @@ impl SpatialHash {
         }
         self.cell_start[table] = total;
         // Pass 2: fill each cell back to front; afterwards cell_start[h] is the start of cell h.
-        const UNUSED: Entry = Entry { cell: IVec3::ZERO, level: 0, triangle: 0, bounds: EMPTY_BOX };
+        const UNUSED: Entry = Entry { key: IVec4::ZERO, lo: Vec4::ZERO, hi: Vec4::ZERO };
         self.entries.clear();
         self.entries.resize(total as usize, UNUSED);
-        for &(h, entry) in &self.unsorted {
+        self.entry_triangles.clear();
+        self.entry_triangles.resize(total as usize, 0);
+        for &(h, t, key) in &self.unsorted {
             let s = &mut self.cell_start[h as usize];
             *s -= 1;
-            self.entries[*s as usize] = entry;
+            let [lo, hi] = self.bounds[t as usize];
+            self.entries[*s as usize] = Entry { key, lo: lo.extend(0.0), hi: hi.extend(0.0) };
+            self.entry_triangles[*s as usize] = t;
         }
     }
 
@@ -274,13 +280,17 @@ impl SpatialHash {
             }
             return;
         }
+        let (min4, max4) = (min.extend(0.0), max.extend(0.0));
         for level in levels_of(self.levels) {
             let (lo, hi) = range(level);
             for_each_cell(lo, hi, |cell| {
                 let h = hash_cell(cell, level, self.mask);
-                for e in &self.entries[self.cell_start[h] as usize..self.cell_start[h + 1] as usize] {
-                    if e.cell == cell && e.level == level && overlaps(&e.bounds, min, max) {
-                        f(e.triangle);
+                let entries = self.cell_start[h] as usize..self.cell_start[h + 1] as usize;
+                let key = cell.extend(level as i32);
+                for (e, &t) in self.entries[entries.clone()].iter().zip(&self.entry_triangles[entries]) {
+                    // `&`, not `&&`: one well-predicted branch per entry
+                    if e.key.cmpeq(key).all() & e.lo.cmple(max4).all() & e.hi.cmpge(min4).all() {
+                        f(t);
                     }
                 }
             });
@@ -308,6 +318,7 @@ impl SpatialHash {
         [
             self.cell_start.capacity(),
             self.entries.capacity(),
+            self.entry_triangles.capacity(),
             self.bounds.capacity(),
             self.oversized.capacity(),
             self.extents.capacity(),
