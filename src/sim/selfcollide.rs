@@ -86,6 +86,10 @@ const DEGENERATE_SINE: f32 = 1e-6;
 const MAX_LEVEL: u32 = 20;
 /// Smallest hash table, in cells.
 const MIN_TABLE_SIZE: usize = 64;
+/// Triangles per rebuild slice at least: below that a hash is rebuilt on one thread.
+const MIN_REBUILD_SLICE: usize = 1024;
+/// Box extents sampled for the median that sets the level-0 cell size.
+const MEDIAN_SAMPLES: usize = 1024;
 /// Hash table cells per triangle (rounded up to a power of two).
 const TABLE_CELLS_PER_TRIANGLE: usize = 2;
 /// Every triangle box is grown by this fraction of its largest extent (on top of the caller's margin): 2·margin
@@ -130,11 +134,7 @@ pub struct SelfContact {
 /// nothing. The hash is read-only between rebuilds, so several threads may query it at once.
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
-    /// Cell size of level 0.
-    cell_size: f32,
-    inv_cell: f32,
-    /// Table size − 1 (the table size is a power of two).
-    mask: u32,
+    grid: Grid,
     /// Bit k is set if level k holds a triangle.
     levels: u32,
     /// Table size + 1 offsets into `entries`: table cell h holds `entries[cell_start[h]..cell_start[h + 1]]`.
@@ -146,9 +146,9 @@ pub struct SpatialHash {
     bounds: Vec<[Vec3; 2]>,
     /// Triangles whose box spans more than two cells per axis even at level [`MAX_LEVEL`]; scanned by every query.
     oversized: Vec<u32>,
-    /// Scratch of a rebuild: the box extents (for the median), then each entry's table cell, in triangle order.
+    /// Scratch of a rebuild: the sampled box extents (for the median), and what each triangle slice found.
     extents: Vec<f32>,
-    unsorted: Vec<(u32, u32, IVec4)>,
+    slices: SliceOutputs<RebuildSlice>,
 }
 
 /// One triangle in the table: the grid cell (x, y, z) and level (w) it was entered at, and its box with w = 0 in
@@ -163,39 +163,38 @@ struct Entry {
 impl SpatialHash {
     /// Rebuilds the hash over `triangles` at `positions`, each box grown slightly (see [`Self::rebuild_swept`]).
     pub fn rebuild(&mut self, positions: &[Vec3], triangles: &[[u32; 3]]) {
-        self.rebuild_swept(positions, positions, triangles, 0.0);
+        self.rebuild_swept(positions, positions, triangles, 0.0, false);
     }
 
     /// Rebuilds the hash over the boxes swept by `triangles` moving from `start` to `end`, each grown by
     /// `margin` plus a small fraction of its size. Triangles with an index out of range or a non-finite
-    /// position are never reported.
-    pub fn rebuild_swept(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32) {
+    /// position are never reported. With `parallel` the compute pool's threads share slices of the triangles
+    /// for the boxes and cells; the table is the same either way.
+    pub fn rebuild_swept(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32, parallel: bool) {
         let margin = if margin.is_finite() { margin.max(0.0) } else { 0.0 };
-        self.bounds.clear();
-        self.bounds.extend(triangles.iter().map(|tri| swept_bounds(start, end, tri, margin)));
-        self.cell_size = self.median_extent();
-        self.inv_cell = 1.0 / self.cell_size;
         let table = (triangles.len() * TABLE_CELLS_PER_TRIANGLE).next_power_of_two().max(MIN_TABLE_SIZE);
-        self.mask = (table - 1) as u32;
-        self.levels = 0;
+        let cell_size = self.median_extent(start, end, triangles, margin);
+        self.grid = Grid { cell_size, inv_cell: 1.0 / cell_size, mask: (table - 1) as u32 };
+
+        // Pass 1, by slices of triangles: boxes, levels, cells and table cells.
+        let grid = self.grid;
+        let slices = self.slices.run(triangles.len(), MIN_REBUILD_SLICE, parallel, |range, slice| {
+            slice.fill(grid, range, (start, end, triangles), margin);
+        });
+        // Count the entries of each table cell, in triangle order.
+        self.bounds.clear();
         self.oversized.clear();
         self.cell_start.clear();
         self.cell_start.resize(table + 1, 0);
-
-        // Pass 1: the level, cell and table cell of every triangle; count the entries of each table cell.
-        self.unsorted.clear();
-        for (t, &b) in self.bounds.iter().enumerate() {
-            if !b[0].cmple(b[1]).all() {
-                continue;
+        self.levels = 0;
+        for slice in slices {
+            let Ok(slice) = slice.lock() else { continue };
+            self.bounds.extend_from_slice(&slice.bounds);
+            self.oversized.extend_from_slice(&slice.oversized);
+            self.levels |= slice.levels;
+            for &(h, _, _) in &slice.entries {
+                self.cell_start[h as usize] += 1;
             }
-            let Some((level, cell)) = self.level_of(b) else {
-                self.oversized.push(t as u32);
-                continue;
-            };
-            let h = hash_cell(cell, level, self.mask);
-            self.cell_start[h] += 1;
-            self.levels |= 1 << level;
-            self.unsorted.push((h as u32, t as u32, cell.extend(level as i32)));
         }
         // Inclusive prefix sum: cell_start[h] = end of cell h.
         let mut total = 0;
@@ -210,19 +209,31 @@ impl SpatialHash {
         self.entries.resize(total as usize, UNUSED);
         self.entry_triangles.clear();
         self.entry_triangles.resize(total as usize, 0);
-        for &(h, t, key) in &self.unsorted {
-            let s = &mut self.cell_start[h as usize];
-            *s -= 1;
-            let [lo, hi] = self.bounds[t as usize];
-            self.entries[*s as usize] = Entry { key, lo: lo.extend(0.0), hi: hi.extend(0.0) };
-            self.entry_triangles[*s as usize] = t;
+        for slice in slices {
+            let Ok(slice) = slice.lock() else { continue };
+            for &(h, t, key) in &slice.entries {
+                let s = &mut self.cell_start[h as usize];
+                *s -= 1;
+                let [lo, hi] = self.bounds[t as usize];
+                self.entries[*s as usize] = Entry { key, lo: lo.extend(0.0), hi: hi.extend(0.0) };
+                self.entry_triangles[*s as usize] = t;
+            }
         }
     }
 
-    /// The median of the valid boxes' largest extents (the level-0 cell size), or 1 if there is none.
-    fn median_extent(&mut self) -> f32 {
+    /// The median of the largest extents of the valid boxes of (at most about [`MEDIAN_SAMPLES`], evenly
+    /// spread) `triangles`: the level-0 cell size; 1 if there is none.
+    fn median_extent(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32) -> f32 {
+        let stride = (triangles.len() / MEDIAN_SAMPLES).max(1);
         self.extents.clear();
-        self.extents.extend(self.bounds.iter().map(|b| (b[1] - b[0]).max_element()).filter(|e| *e >= 0.0));
+        self.extents.extend(
+            triangles
+                .iter()
+                .step_by(stride)
+                .map(|tri| swept_bounds(start, end, tri, margin))
+                .map(|b| (b[1] - b[0]).max_element())
+                .filter(|e| *e >= 0.0),
+        );
         let middle = self.extents.len() / 2;
         match self.extents.get(middle) {
             Some(_) => {
@@ -233,9 +244,93 @@ impl SpatialHash {
         }
     }
 
+    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`]. Allocates nothing.
+    /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
+    pub fn for_each_in_box(&self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
+        if self.bounds.is_empty() || !min.cmple(max).all() {
+            return; // also rejects NaN
+        }
+        let range = |level: u32| {
+            let inv = self.grid.level_inv(level);
+            (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
+        };
+        let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
+        if cells > self.bounds.len() as i64 {
+            for (t, b) in self.bounds.iter().enumerate() {
+                if overlaps(b, min, max) {
+                    f(t as u32);
+                }
+            }
+            return;
+        }
+        let (min4, max4) = (min.extend(0.0), max.extend(0.0));
+        for level in levels_of(self.levels) {
+            let (lo, hi) = range(level);
+            for_each_cell(lo, hi, |cell| {
+                let h = hash_cell(cell, level, self.grid.mask);
+                let entries = self.cell_start[h] as usize..self.cell_start[h + 1] as usize;
+                let key = cell.extend(level as i32);
+                for (e, &t) in self.entries[entries.clone()].iter().zip(&self.entry_triangles[entries]) {
+                    // `&`, not `&&`: one well-predicted branch per entry
+                    if e.key.cmpeq(key).all() & e.lo.cmple(max4).all() & e.hi.cmpge(min4).all() {
+                        f(t);
+                    }
+                }
+            });
+        }
+        for &t in &self.oversized {
+            if overlaps(&self.bounds[t as usize], min, max) {
+                f(t);
+            }
+        }
+    }
+
+    /// The level-0 cell size of the last rebuild.
+    pub fn cell_size(&self) -> f32 {
+        self.grid.cell_size
+    }
+
+    /// Number of triangles of the last rebuild.
+    pub fn triangle_count(&self) -> usize {
+        self.bounds.len()
+    }
+
+    /// Combines the capacities of all internal buffers; unchanged between two calls means nothing was
+    /// (re)allocated in between.
+    pub fn capacity_fingerprint(&self) -> usize {
+        [
+            self.cell_start.capacity(),
+            self.entries.capacity(),
+            self.entry_triangles.capacity(),
+            self.bounds.capacity(),
+            self.oversized.capacity(),
+            self.extents.capacity(),
+            self.slices.buffers().iter().filter_map(|slice| slice.lock().ok()).fold(0, |acc, slice| {
+                acc.wrapping_mul(31)
+                    .wrapping_add(slice.bounds.capacity())
+                    .wrapping_add(slice.entries.capacity() << 8)
+                    .wrapping_add(slice.oversized.capacity() << 16)
+            }),
+        ]
+        .iter()
+        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+    }
+}
+
+/// The cell sizes of a [`SpatialHash`] and its table size.
+#[derive(Clone, Copy, Debug, Default)]
+struct Grid {
+    /// Cell size of level 0.
+    cell_size: f32,
+    inv_cell: f32,
+    /// Table size − 1 (the table size is a power of two).
+    mask: u32,
+}
+
+impl Grid {
     /// The finest level at which box `b` spans at most two cells per axis, and the cell of its minimum corner
     /// there; `None` above [`MAX_LEVEL`].
-    fn level_of(&self, b: [Vec3; 2]) -> Option<(u32, IVec3)> {
+    fn level_of(self, b: [Vec3; 2]) -> Option<(u32, IVec3)> {
         let extent = (b[1] - b[0]).max_element();
         // first guess: the level whose cells are as large as the box (it may span three cells, or two one level
         // down)
@@ -257,75 +352,47 @@ impl SpatialHash {
 
     /// 1 / cell size of `level` (exact: a power-of-two scaling, 2^−level built from its exponent bits).
     #[inline]
-    fn level_inv(&self, level: u32) -> f32 {
+    fn level_inv(self, level: u32) -> f32 {
         self.inv_cell * f32::from_bits((127 - level.min(MAX_LEVEL)) << 23)
     }
+}
 
-    /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`]. Allocates nothing.
-    /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
-    pub fn for_each_in_box(&self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
-        if self.bounds.is_empty() || !min.cmple(max).all() {
-            return; // also rejects NaN
-        }
-        let range = |level: u32| {
-            let inv = self.level_inv(level);
-            (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
-        };
-        let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
-        if cells > self.bounds.len() as i64 {
-            for (t, b) in self.bounds.iter().enumerate() {
-                if overlaps(b, min, max) {
-                    f(t as u32);
-                }
+/// What one triangle slice of a rebuild computes, in triangle order: the boxes, each entered triangle's table
+/// cell, index and key, the oversized triangles, and the levels used.
+#[derive(Debug, Default)]
+struct RebuildSlice {
+    bounds: Vec<[Vec3; 2]>,
+    entries: Vec<(u32, u32, IVec4)>,
+    oversized: Vec<u32>,
+    levels: u32,
+}
+
+impl RebuildSlice {
+    /// Refills the slice for the triangles `range`.
+    fn fill(
+        &mut self,
+        grid: Grid,
+        range: std::ops::Range<usize>,
+        (start, end, triangles): (&[Vec3], &[Vec3], &[[u32; 3]]),
+        margin: f32,
+    ) {
+        self.bounds.clear();
+        self.entries.clear();
+        self.oversized.clear();
+        self.levels = 0;
+        for (t, tri) in range.clone().zip(&triangles[range]) {
+            let b = swept_bounds(start, end, tri, margin);
+            self.bounds.push(b);
+            if !b[0].cmple(b[1]).all() {
+                continue;
             }
-            return;
+            let Some((level, cell)) = grid.level_of(b) else {
+                self.oversized.push(t as u32);
+                continue;
+            };
+            self.levels |= 1 << level;
+            self.entries.push((hash_cell(cell, level, grid.mask) as u32, t as u32, cell.extend(level as i32)));
         }
-        let (min4, max4) = (min.extend(0.0), max.extend(0.0));
-        for level in levels_of(self.levels) {
-            let (lo, hi) = range(level);
-            for_each_cell(lo, hi, |cell| {
-                let h = hash_cell(cell, level, self.mask);
-                let entries = self.cell_start[h] as usize..self.cell_start[h + 1] as usize;
-                let key = cell.extend(level as i32);
-                for (e, &t) in self.entries[entries.clone()].iter().zip(&self.entry_triangles[entries]) {
-                    // `&`, not `&&`: one well-predicted branch per entry
-                    if e.key.cmpeq(key).all() & e.lo.cmple(max4).all() & e.hi.cmpge(min4).all() {
-                        f(t);
-                    }
-                }
-            });
-        }
-        for &t in &self.oversized {
-            if overlaps(&self.bounds[t as usize], min, max) {
-                f(t);
-            }
-        }
-    }
-
-    /// The level-0 cell size of the last rebuild.
-    pub fn cell_size(&self) -> f32 {
-        self.cell_size
-    }
-
-    /// Number of triangles of the last rebuild.
-    pub fn triangle_count(&self) -> usize {
-        self.bounds.len()
-    }
-
-    /// Combines the capacities of all internal buffers; unchanged between two calls means nothing was
-    /// (re)allocated in between.
-    pub fn capacity_fingerprint(&self) -> usize {
-        [
-            self.cell_start.capacity(),
-            self.entries.capacity(),
-            self.entry_triangles.capacity(),
-            self.bounds.capacity(),
-            self.oversized.capacity(),
-            self.extents.capacity(),
-            self.unsorted.capacity(),
-        ]
-        .iter()
-        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
     }
 }
 
@@ -381,7 +448,7 @@ pub fn find_self_contacts(
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
     let SelfContactSearch { hash, slices } = search;
-    hash.rebuild_swept(x, p, triangles, h);
+    hash.rebuild_swept(x, p, triangles, h, parallel);
     let n = x.len().min(p.len());
     let hash = &*hash;
     let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, found| {
@@ -503,7 +570,7 @@ pub fn project_self_contacts(
 /// internally; allocates it per call, so it is meant for tests and diagnostics.
 pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3]]) -> usize {
     let mut hash = SpatialHash::default();
-    hash.rebuild_swept(x_before, x_after, triangles, 0.0);
+    hash.rebuild_swept(x_before, x_after, triangles, 0.0, false);
     let mut count = 0;
     for (v, (&qb, &qa)) in x_before.iter().zip(x_after).enumerate() {
         if !(qb.is_finite() && qa.is_finite()) {
@@ -828,7 +895,7 @@ mod tests {
     fn hash_query_matches_box_overlap() {
         let (x, p, tris) = crumpled_pair(7);
         let mut hash = SpatialHash::default();
-        hash.rebuild_swept(&x, &p, &tris, 0.01);
+        hash.rebuild_swept(&x, &p, &tris, 0.01, false);
         assert!(hash.levels.count_ones() >= 2, "the rough data should use several levels: {:b}", hash.levels);
         let mut rng = Lcg(99);
         for _ in 0..200 {
@@ -845,6 +912,27 @@ mod tests {
                 .filter(|&t| overlaps(&swept_bounds(&x, &p, &tris[t as usize], 0.01), lo, hi))
                 .collect();
             assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn parallel_rebuild_gives_the_same_table() {
+        ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+        // a crumpled 60×60 sheet: 6962 triangles, several rebuild slices
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(60, 0.02, Vec3::ZERO, &mut x, &mut tris);
+        let mut rng = Lcg(21);
+        let p: Vec<Vec3> = x.iter().map(|&v| v + rng.vec(0.03)).collect();
+        let (mut serial, mut parallel) = (SpatialHash::default(), SpatialHash::default());
+        serial.rebuild_swept(&x, &p, &tris, 0.01, false);
+        for _ in 0..2 {
+            parallel.rebuild_swept(&x, &p, &tris, 0.01, true);
+            assert!(parallel.slices.buffers().len() > 1, "the test should use several slices");
+            assert_eq!(parallel.cell_start, serial.cell_start);
+            assert_eq!(parallel.entry_triangles, serial.entry_triangles);
+            assert_eq!(parallel.bounds, serial.bounds);
+            assert_eq!(parallel.levels, serial.levels);
+            assert!(serial.levels.count_ones() >= 2, "{:b}", serial.levels);
         }
     }
 
