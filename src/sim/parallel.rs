@@ -5,16 +5,17 @@
 //! *phase* (colour) touch disjoint particles and may run at once; a chunk starts only when every chunk of the
 //! earlier phases is finished.
 //!
-//! One task-pool scope per stage call, not one per colour: the participating threads claim chunks from one
-//! atomic counter and wait on a second one that counts finished chunks. Waiting only ever happens for chunks
-//! already claimed by a running thread, so the scheme cannot deadlock whatever number of pool threads actually
-//! joins in (a late thread finds nothing left and returns). The result does not depend on which thread ran a
-//! chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is the
-//! single-threaded switch.
+//! One task-pool scope per stage call, not one per colour: the participating threads claim the open phase's
+//! chunks from one atomic word (the calling thread from the front, the others from the back) and the thread
+//! that finishes a phase's last chunk opens the next phase. Waiting only ever happens while every chunk of the
+//! open phase is claimed by a running thread, so the scheme cannot deadlock whatever number of pool threads
+//! actually joins in (a late thread finds nothing left and returns). The result does not depend on which
+//! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
+//! the single-threaded switch.
 
 use std::ops::Range;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
 
@@ -24,50 +25,73 @@ const SPINS_BEFORE_YIELD: u32 = 256;
 /// Runs `rounds` repetitions of chunks `0..phase_start.len()`, calling `work(chunk)`. `phase_start[j]` is the
 /// index of the first chunk of chunk j's phase (non-decreasing, `phase_start[j] <= j`). With `parallel` the
 /// calling thread and the compute task pool's threads share the chunks of each phase.
+///
+/// The calling thread claims a phase's chunks from the front, the pool's threads from the back, so with two
+/// threads each keeps to its own end of every colour: the chunks are in particle order, so each thread keeps
+/// working on the same particles, in its own cache, phase after phase (claiming from one shared counter
+/// interleaved the threads and moved half the particles between the cores at every phase).
 pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl Fn(usize) + Sync) {
     let len = phase_start.len();
     let widest_phase = phase_start.iter().enumerate().map(|(j, &s)| j + 1 - s as usize).max().unwrap_or(0);
     let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 0);
-    let (Some(pool), true) = (pool, parallel && widest_phase > 1) else {
+    let total = u64::from(rounds) * len as u64;
+    let fits = len <= usize::from(u16::MAX) && total < u64::from(u32::MAX);
+    let (Some(pool), true) = (pool, parallel && widest_phase > 1 && fits) else {
         for _ in 0..rounds {
             (0..len).for_each(&work);
         }
         return;
     };
-    let total = rounds.saturating_mul(len as u32);
-    let next = AtomicU32::new(0);
-    let done = AtomicU32::new(0);
-    let drain = || {
+    // The open phase, packed into one word: `first << 32 | front << 16 | back`, where `first` counts the chunks
+    // of all earlier phases (every round's) and front..back are the chunks of the phase nobody has claimed yet.
+    let phase_end = |start: usize| (start + 1..len).find(|&k| phase_start[k] as usize != start).unwrap_or(len);
+    let open =
+        |first: u64| first << 32 | ((first % len as u64) << 16) | phase_end((first % len as u64) as usize) as u64;
+    let claim = AtomicU64::new(open(0));
+    let done = AtomicU64::new(0);
+    let drain = |from_back: bool| {
+        let mut spins = 0;
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= total {
+            let word = claim.load(Ordering::Acquire);
+            let (first, front, back) = (word >> 32, (word >> 16) & 0xffff, word & 0xffff);
+            if first >= total {
                 return;
             }
-            let j = i as usize % len;
-            wait_until(&done, i - j as u32 + phase_start[j]);
-            work(j);
-            done.fetch_add(1, Ordering::AcqRel);
+            if front >= back {
+                // every chunk of the open phase is claimed: wait for the last one to finish and open the next
+                back_off(&mut spins);
+                continue;
+            }
+            let (chunk, claimed) = if from_back { (back - 1, word - 1) } else { (front, word + (1 << 16)) };
+            if claim.compare_exchange_weak(word, claimed, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                continue;
+            }
+            spins = 0;
+            work(chunk as usize);
+            let finished = done.fetch_add(1, Ordering::AcqRel) + 1;
+            let start = first % len as u64;
+            if finished == first - start + phase_end(start as usize) as u64 {
+                // this chunk completed its phase: open the next one (or mark the end)
+                claim.store(if finished < total { open(finished) } else { total << 32 }, Ordering::Release);
+            }
         }
     };
     pool.scope(|scope| {
         for _ in 0..pool.thread_num() {
-            scope.spawn(async { drain() });
+            scope.spawn(async { drain(true) });
         }
-        drain();
+        drain(false);
     });
 }
 
-/// Waits until `counter` reaches `target`.
+/// One step of waiting: spins first, then yields the time slice.
 #[inline]
-fn wait_until(counter: &AtomicU32, target: u32) {
-    let mut spins = 0;
-    while counter.load(Ordering::Acquire) < target {
-        if spins < SPINS_BEFORE_YIELD {
-            spins += 1;
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
+fn back_off(spins: &mut u32) {
+    if *spins < SPINS_BEFORE_YIELD {
+        *spins += 1;
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
     }
 }
 
@@ -195,6 +219,32 @@ mod tests {
         chunks.run(false, |range| seen.lock().unwrap().push(range));
         let seen: Vec<usize> = seen.into_inner().unwrap().into_iter().flatten().collect();
         assert_eq!(seen, (0..1001).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_chunk_starts_only_when_every_earlier_phase_has_finished() {
+        ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(3).build());
+        // phases of 5, 1, 3 and 2 chunks, 30 rounds; chunks of unequal length so the threads interleave
+        let phase_start = [0, 0, 0, 0, 0, 5, 6, 6, 6, 9, 9];
+        let len = phase_start.len();
+        let events = Mutex::new(Vec::new());
+        run_phased(&phase_start, 30, true, |j| {
+            events.lock().unwrap().push((j, true));
+            std::thread::sleep(std::time::Duration::from_micros(20 * (j as u64 % 3)));
+            events.lock().unwrap().push((j, false));
+        });
+        let (mut ended, mut started) = (0, vec![0; len]);
+        for (j, start) in events.into_inner().unwrap() {
+            if start {
+                let round = started[j];
+                started[j] += 1;
+                assert!(ended >= round * len + phase_start[j] as usize, "chunk {j} of round {round} started early");
+            } else {
+                ended += 1;
+            }
+        }
+        assert_eq!(started, vec![30; len]);
+        assert_eq!(ended, 30 * len);
     }
 
     #[test]
