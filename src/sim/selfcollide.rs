@@ -593,27 +593,36 @@ pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3
 
 /// The narrow phase of [`find_self_contacts`]: the side (±1, from the start) if the vertex moving xq → pq comes
 /// within `h` of the triangle moving xt → pt while projecting into it (see the module docs).
-#[inline]
+#[inline(always)]
 fn sweep_contact(xq: Vec3, pq: Vec3, xt: [Vec3; 3], pt: [Vec3; 3], h: f32) -> Option<f32> {
     let n1 = unit_normal(pt)?;
     let n0 = unit_normal(xt).unwrap_or(n1);
     let d0 = (xq - xt[0]).dot(n0);
     let d1 = (pq - pt[0]).dot(n1);
     let (s0, s1) = band_interval(d0, d1, h)?;
-    let at = |s: f32| barycentric(xq.lerp(pq, s), [0, 1, 2].map(|i| xt[i].lerp(pt[i], s)));
-    let samples = [at(s0), at(0.5 * (s0 + s1)), at(s1)];
+    // (every point spelled out with constant indices: arrays indexed in a loop or closure live on the stack)
+    let (first, middle, last) =
+        (sample(xq, pq, xt, pt, s0), sample(xq, pq, xt, pt, 0.5 * (s0 + s1)), sample(xq, pq, xt, pt, s1));
     let inside = |b: Option<Vec3>| b.is_some_and(|b| b.min_element() >= -BARY_MARGIN);
+    let over_between = |b0: Option<Vec3>, b1: Option<Vec3>| match (b0, b1) {
+        (Some(b0), Some(b1)) => projects_inside(b0, b1),
+        (b0, b1) => inside(b0) || inside(b1),
+    };
     let over = if n0.dot(n1) > 0.0 {
-        samples.windows(2).any(|pair| match (pair[0], pair[1]) {
-            (Some(b0), Some(b1)) => projects_inside(b0, b1),
-            (b0, b1) => inside(b0) || inside(b1),
-        })
+        over_between(first, middle) || over_between(middle, last)
     } else {
         // The triangle turns over during the step: its barycentrics pass through a singularity, so
         // interpolating them is meaningless; trust only the exact samples.
-        samples.into_iter().any(inside)
+        inside(first) || inside(middle) || inside(last)
     };
     over.then_some(if d0 >= 0.0 { 1.0 } else { -1.0 })
+}
+
+/// Barycentrics of the vertex at time `s` of the step in the triangle at that time (both interpolated
+/// linearly between the start and the end).
+#[inline(always)]
+fn sample(xq: Vec3, pq: Vec3, xt: [Vec3; 3], pt: [Vec3; 3], s: f32) -> Option<Vec3> {
+    barycentric(xq.lerp(pq, s), [xt[0].lerp(pt[0], s), xt[1].lerp(pt[1], s), xt[2].lerp(pt[2], s)])
 }
 
 /// The sub-interval of s ∈ [0, 1] where the linearly interpolated distance d0 + s(d1 − d0) lies in [−h, h].
