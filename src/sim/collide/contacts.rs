@@ -27,9 +27,9 @@ pub struct SliceContacts {
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
 /// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
-/// then vertex. Vertices with w = 0 are skipped; so is a collider whose swept bounds cannot reach the cloth's.
-/// With `parallel` the compute pool's threads share slices of the vertices (each slice's buffer in `slices`),
-/// and the order, hence the result, is the same.
+/// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
+/// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
+/// and a slice skips every collider whose swept bounds cannot reach the box around the slice's rays.
 pub fn generate_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
@@ -38,16 +38,14 @@ pub fn generate_contacts(
     out: &mut Vec<Contact>,
 ) {
     out.clear();
-    let Some((min, max)) = swept_bounds(x, p) else {
-        return;
-    };
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
     let found = slices.run(n, MIN_CONTACT_SLICE, parallel, |vertices, found| {
         let SliceContacts { contacts, collider_end } = found;
         contacts.clear();
         collider_end.clear();
+        let reach = swept_bounds(&x[vertices.clone()], &p[vertices.clone()]);
         for (k, collider) in colliders.iter().enumerate() {
-            if collider.may_touch_box(min, max, margin) {
+            if reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin)) {
                 let grown = collider.grown(margin);
                 let surface = (collider.friction, collider.restitution);
                 for i in vertices.clone().filter(|&i| w[i] != 0.0) {
