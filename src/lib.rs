@@ -12,7 +12,7 @@
 //! | [`render`] | cloth meshes updated in place, collider visuals, camera and lights |
 //! | [`input`] | grabbing, flinging and pinning with the mouse; keyboard shortcuts |
 //! | [`ui`] | the egui side panel: every parameter live, statistics |
-//! | [`bench`] | `drape bench`: time per frame against resolution, iterations and substeps; CSV and plots |
+//! | [`bench`](mod@bench) | `drape bench`: time per frame against resolution, iterations and substeps; CSV and plots |
 //! | [`headless`] | the same schedule with no window: the JSON report used by tests and scripts |
 //! | [`window`] | the desktop app: plugins, window, screenshots |
 

@@ -13,8 +13,8 @@
 //!
 //! # Detection ([`find_self_contacts`])
 //!
-//! The paper uses spatial hashing [THM*03], assuming triangles of about the same size. [`SpatialHash`] is a
-//! hierarchical ("loose") grid hashed into a power-of-two table with the three large primes of [THM*03] and
+//! The paper uses spatial hashing \[THM*03\], assuming triangles of about the same size. [`SpatialHash`] is a
+//! hierarchical ("loose") grid hashed into a power-of-two table with the three large primes of \[THM*03\] and
 //! stored as a counting sort, so it allocates nothing once its buffers have grown: each triangle is entered
 //! once, with its *swept* bounding box (positions x and p) grown by h, at the level whose cells (the median box
 //! size times a power of two) hold it within two cells per axis, so a triangle that moved a lot during the step
@@ -69,7 +69,7 @@
 //!
 //! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings, and it cannot
 //! untangle cloth that is already interpenetrating at x (it keeps such a vertex on the wrong side; §4.3 points to
-//! [BWK03] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
+//! \[BWK03\] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
 
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
@@ -99,7 +99,7 @@ const BOX_SLACK: f32 = 2.0 * BARY_MARGIN + 0.01;
 const CROSSING_TOLERANCE: f32 = 1e-5;
 /// Bisection steps for the crossing time in [`count_crossings`] (f32 resolution is reached well before).
 const CROSSING_BISECTIONS: u32 = 32;
-/// The three primes of [THM*03], and a fourth for the level.
+/// The three primes of \[THM*03\], and a fourth for the level.
 const PRIMES: [u32; 4] = [73_856_093, 19_349_663, 83_492_791, 2_654_435_761];
 /// A box that overlaps nothing.
 const EMPTY_BOX: [Vec3; 2] = [Vec3::INFINITY, Vec3::NEG_INFINITY];
@@ -114,16 +114,16 @@ pub struct SelfContact {
     pub side: f32,
 }
 
-/// A hierarchical ("loose") hash grid of triangle bounding boxes [THM*03]: every triangle is entered exactly
+/// A hierarchical ("loose") hash grid of triangle bounding boxes \[THM*03\]: every triangle is entered exactly
 /// once, in the cell holding its box's minimum corner, at the finest level whose cells are large enough that
 /// the box spans at most two of them per axis. Level k has cells of size c·2^k, where c is the median extent of
-/// (a sample of at most [`MEDIAN_SAMPLES`]) boxes; a box over [`MAX_LEVEL`] levels is kept in a short list every query scans, so one exploded
+/// (a sample of at most `MEDIAN_SAMPLES`) boxes; a box over `MAX_LEVEL` levels is kept in a short list every query scans, so one exploded
 /// triangle cannot flood the table.
 ///
 /// A query box [min, max] overlaps a box entered at level k only if the entry's cell lies in
 /// cell(min) − 1 ..= cell(max) per axis (cells are computed by one monotone function for both, so this holds in
 /// floating point too): at most 2×2×2 cells per occupied level for the short rays of a vertex. Grid cells are
-/// hashed into a power-of-two table with the primes of [THM*03] and stored as a counting sort
+/// hashed into a power-of-two table with the primes of \[THM*03\] and stored as a counting sort
 /// (`cell_start`/`entries`, each entry carrying its cell, level and box); an entry is reported only if its own
 /// cell and level are the ones looked up, so a hash collision adds no duplicate, and only if its box overlaps.
 /// Compared with entering a box into every cell it covers (21 cells per triangle in the `tearing` scene), rebuilding
@@ -759,7 +759,7 @@ fn for_each_cell(lo: IVec3, hi: IVec3, mut f: impl FnMut(IVec3)) {
     }
 }
 
-/// Table cell of grid cell `c` of `level`: the prime hash of [THM*03], with a final mix so that the power-of-two mask
+/// Table cell of grid cell `c` of `level`: the prime hash of \[THM*03\], with a final mix so that the power-of-two mask
 /// sees high bits too.
 #[inline]
 fn hash_cell(c: IVec3, level: u32, mask: u32) -> usize {

@@ -8,7 +8,7 @@
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
 //! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Four pairs of a colour are projected at
-//! once ([`super::lanes`]); most pairs of a hanging sheet are within [`PARALLEL`] of flat, and a group of four
+//! once ([`super::lanes`]); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
 //! such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
@@ -161,7 +161,7 @@ fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], 
 }
 
 /// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order: four at a time
-/// ([`project_dihedral_x4`]), so the quads must be of one colour (no two share a particle). The last
+/// (`project_dihedral_x4`), so the quads must be of one colour (no two share a particle). The last
 /// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive.
 #[inline]
 pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
