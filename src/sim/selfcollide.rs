@@ -117,8 +117,8 @@ pub struct SelfContact {
 /// A hierarchical ("loose") hash grid of triangle bounding boxes \[THM*03\]: every triangle is entered exactly
 /// once, in the cell holding its box's minimum corner, at the finest level whose cells are large enough that
 /// the box spans at most two of them per axis. Level k has cells of size c·2^k, where c is the median extent of
-/// (a sample of at most `MEDIAN_SAMPLES`) boxes; a box over `MAX_LEVEL` levels is kept in a short list every query scans, so one exploded
-/// triangle cannot flood the table.
+/// (a sample of at most `MEDIAN_SAMPLES`) boxes; a box over `MAX_LEVEL` levels is kept in a short list every
+/// query scans, so one exploded triangle cannot flood the table.
 ///
 /// A query box [min, max] overlaps a box entered at level k only if the entry's cell lies in
 /// cell(min) − 1 ..= cell(max) per axis (cells are computed by one monotone function for both, so this holds in
@@ -126,8 +126,8 @@ pub struct SelfContact {
 /// hashed into a power-of-two table with the primes of \[THM*03\] and stored as a counting sort
 /// (`cell_start`/`entries`, each entry carrying its cell, level and box); an entry is reported only if its own
 /// cell and level are the ones looked up, so a hash collision adds no duplicate, and only if its box overlaps.
-/// Compared with entering a box into every cell it covers (21 cells per triangle in the `tearing` scene), rebuilding
-/// writes one entry per triangle, and a query reads its candidates from consecutive memory with no
+/// Compared with entering a box into every cell it covers (21 cells per triangle in the `tearing` scene),
+/// rebuilding writes one entry per triangle, and a query reads its candidates from consecutive memory with no
 /// per-triangle stamps.
 ///
 /// Buffers are cleared and refilled by every rebuild, keeping their capacity, so a warmed-up hash allocates
@@ -285,16 +285,6 @@ impl SpatialHash {
         }
     }
 
-    /// The level-0 cell size of the last rebuild.
-    pub fn cell_size(&self) -> f32 {
-        self.grid.cell_size
-    }
-
-    /// Number of triangles of the last rebuild.
-    pub fn triangle_count(&self) -> usize {
-        self.bounds.len()
-    }
-
     /// Combines the capacities of all internal buffers; unchanged between two calls means nothing was
     /// (re)allocated in between.
     pub fn capacity_fingerprint(&self) -> usize {
@@ -433,9 +423,9 @@ impl SelfContactSearch {
 /// Fills `out` (cleared first, capacity kept) with the vertex–triangle contacts of a step from positions `x` to
 /// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds the hash over the triangles swept
 /// from x to p, grown by `thickness`, then queries it for every vertex: in slices of consecutive vertices that
-/// the compute task pool's threads share when `parallel`, each with its own output. Contacts are ordered by vertex, then triangle, whatever the
-/// thread count and the hash layout.
-/// Allocates nothing once the buffers have grown to the problem size.
+/// the compute task pool's threads share when `parallel`, each with its own output. Contacts are ordered by
+/// vertex, then triangle, whatever the thread count and the hash layout. Allocates nothing once the buffers
+/// have grown to the problem size.
 pub fn find_self_contacts(
     search: &mut SelfContactSearch,
     x: &[Vec3],
