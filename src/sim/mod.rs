@@ -24,6 +24,7 @@ pub mod constraints;
 pub mod damping;
 pub mod icosphere;
 pub mod integrate;
+pub mod lanes;
 pub mod metrics;
 pub mod parallel;
 pub mod params;

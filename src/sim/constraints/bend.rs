@@ -14,8 +14,8 @@
 use bevy::math::{BVec4A, Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
-use super::lanes::{LANES, Vec3x4, inverse_masses};
 use super::stretch::sweep_distances;
+use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
 const DEGENERATE_SINE: f32 = 1e-6;

@@ -8,7 +8,6 @@ pub mod access;
 pub mod attach;
 pub mod bend;
 pub mod coloring;
-pub mod lanes;
 pub mod plan;
 pub mod stretch;
 pub mod volume;

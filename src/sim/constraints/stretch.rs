@@ -3,7 +3,7 @@
 use bevy::math::{Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
-use super::lanes::{LANES, Vec3x4, inverse_masses};
+use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
 /// Projects one distance constraint between particles `i` and `j` with rest length `rest` and (linearised)
 /// stiffness `k`: eq. (10)–(11), the special case of eq. (8)–(9) for C = |p_i − p_j| − d.

@@ -74,13 +74,13 @@
 
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
 
+use self::narrow::{NarrowPhase, barycentric, unit_normal};
 use super::parallel::SliceOutputs;
 
-/// Barycentric tolerance of the narrow phase: a vertex counts as over a triangle while all barycentrics of its
-/// projection are ≥ −`BARY_MARGIN`.
-pub const BARY_MARGIN: f32 = 0.05;
-/// Below this sine of the corner angle at p1 a triangle counts as degenerate (no normal).
-const DEGENERATE_SINE: f32 = 1e-6;
+mod narrow;
+
+pub use self::narrow::BARY_MARGIN;
+
 /// The coarsest level of the hash grid: cells 2^20 times the median box (a box larger than that is kept in a
 /// short list every query scans).
 const MAX_LEVEL: u32 = 20;
@@ -443,9 +443,14 @@ pub fn find_self_contacts(
     let hash = &*hash;
     let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, found| {
         found.clear();
+        let mut narrow = NarrowPhase::new(x, p, triangles, h);
         for v in vertices {
-            query_vertex(hash, (x, p), triangles, h, v, found);
+            query_vertex(hash, (x, p), triangles, v, &mut narrow, found);
         }
+        narrow.flush(found);
+        // by vertex, then triangle: the projection order must not depend on the order the hash cells were
+        // visited in
+        found.sort_unstable_by_key(|c| (c.vertex, c.triangle));
     });
     for slice in found {
         if let Ok(found) = slice.lock() {
@@ -454,33 +459,25 @@ pub fn find_self_contacts(
     }
 }
 
-/// The contacts of vertex `v` (the narrow phase over the triangles the hash finds around its ray), appended
-/// to `found`.
+/// Hands the triangles the hash finds around the ray of vertex `v` (except its own) to the narrow phase.
 fn query_vertex(
     hash: &SpatialHash,
     (x, p): (&[Vec3], &[Vec3]),
     triangles: &[[u32; 3]],
-    h: f32,
     v: usize,
+    narrow: &mut NarrowPhase,
     found: &mut Vec<SelfContact>,
 ) {
     let (xq, pq) = (x[v], p[v]);
     if !(xq.is_finite() && pq.is_finite()) {
         return;
     }
-    let (v, first) = (v as u32, found.len());
+    let v = v as u32;
     hash.for_each_in_box(xq.min(pq), xq.max(pq), |t| {
-        let Some(tri) = triangles.get(t as usize) else { return };
-        if tri.contains(&v) {
-            return;
-        }
-        let (Some(xt), Some(pt)) = (corners(x, tri), corners(p, tri)) else { return };
-        if let Some(side) = sweep_contact(xq, pq, xt, pt, h) {
-            found.push(SelfContact { vertex: v, triangle: t, side });
+        if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v)) {
+            narrow.test(v, t, found);
         }
     });
-    // by triangle: the projection order must not depend on the order the hash cells were visited in
-    found[first..].sort_unstable_by_key(|c| c.triangle);
 }
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
@@ -581,74 +578,6 @@ pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3
     count
 }
 
-/// The narrow phase of [`find_self_contacts`]: the side (±1, from the start) if the vertex moving xq → pq comes
-/// within `h` of the triangle moving xt → pt while projecting into it (see the module docs).
-#[inline(always)]
-fn sweep_contact(xq: Vec3, pq: Vec3, xt: [Vec3; 3], pt: [Vec3; 3], h: f32) -> Option<f32> {
-    let n1 = unit_normal(pt)?;
-    let n0 = unit_normal(xt).unwrap_or(n1);
-    let d0 = (xq - xt[0]).dot(n0);
-    let d1 = (pq - pt[0]).dot(n1);
-    let (s0, s1) = band_interval(d0, d1, h)?;
-    // (every point spelled out with constant indices: arrays indexed in a loop or closure live on the stack)
-    let (first, middle, last) =
-        (sample(xq, pq, xt, pt, s0), sample(xq, pq, xt, pt, 0.5 * (s0 + s1)), sample(xq, pq, xt, pt, s1));
-    let inside = |b: Option<Vec3>| b.is_some_and(|b| b.min_element() >= -BARY_MARGIN);
-    let over_between = |b0: Option<Vec3>, b1: Option<Vec3>| match (b0, b1) {
-        (Some(b0), Some(b1)) => projects_inside(b0, b1),
-        (b0, b1) => inside(b0) || inside(b1),
-    };
-    let over = if n0.dot(n1) > 0.0 {
-        over_between(first, middle) || over_between(middle, last)
-    } else {
-        // The triangle turns over during the step: its barycentrics pass through a singularity, so
-        // interpolating them is meaningless; trust only the exact samples.
-        inside(first) || inside(middle) || inside(last)
-    };
-    over.then_some(if d0 >= 0.0 { 1.0 } else { -1.0 })
-}
-
-/// Barycentrics of the vertex at time `s` of the step in the triangle at that time (both interpolated
-/// linearly between the start and the end).
-#[inline(always)]
-fn sample(xq: Vec3, pq: Vec3, xt: [Vec3; 3], pt: [Vec3; 3], s: f32) -> Option<Vec3> {
-    barycentric(xq.lerp(pq, s), [xt[0].lerp(pt[0], s), xt[1].lerp(pt[1], s), xt[2].lerp(pt[2], s)])
-}
-
-/// The sub-interval of s ∈ [0, 1] where the linearly interpolated distance d0 + s(d1 − d0) lies in [−h, h].
-#[inline]
-fn band_interval(d0: f32, d1: f32, h: f32) -> Option<(f32, f32)> {
-    if !(d0.is_finite() && d1.is_finite()) {
-        return None;
-    }
-    let dd = d1 - d0;
-    if dd == 0.0 {
-        return (d0.abs() <= h).then_some((0.0, 1.0));
-    }
-    let (a, b) = ((-h - d0) / dd, (h - d0) / dd);
-    let (lo, hi) = (a.min(b).max(0.0), a.max(b).min(1.0));
-    (lo <= hi).then_some((lo, hi))
-}
-
-/// Whether the barycentrics b0 + t(b1 − b0) are all ≥ −[`BARY_MARGIN`] for some t ∈ [0, 1].
-#[inline]
-fn projects_inside(b0: Vec3, b1: Vec3) -> bool {
-    let (mut lo, mut hi) = (0.0f32, 1.0f32);
-    for i in 0..3 {
-        let (a, d) = (b0[i] + BARY_MARGIN, b1[i] - b0[i]);
-        if d == 0.0 {
-            if a < 0.0 {
-                return false;
-            }
-        } else if d > 0.0 {
-            lo = lo.max(-a / d);
-        } else {
-            hi = hi.min(-a / d);
-        }
-    }
-    lo <= hi
-}
-
 /// Whether the vertex moving qb → qa passes through the triangle moving tb → ta (see [`count_crossings`]).
 fn crosses(qb: Vec3, qa: Vec3, tb: [Vec3; 3], ta: [Vec3; 3]) -> bool {
     let at = |s: f32| (qb.lerp(qa, s), [0, 1, 2].map(|i| tb[i].lerp(ta[i], s)));
@@ -668,31 +597,6 @@ fn crosses(qb: Vec3, qa: Vec3, tb: [Vec3; 3], ta: [Vec3; 3]) -> bool {
     }
     let (q, t) = at(0.5 * (lo + hi));
     barycentric(q, t).is_some_and(|b| b.min_element() >= -CROSSING_TOLERANCE)
-}
-
-/// The unit normal (p2 − p1)×(p3 − p1)/|…| of eq. (12), or `None` for a degenerate triangle.
-#[inline]
-fn unit_normal([p1, p2, p3]: [Vec3; 3]) -> Option<Vec3> {
-    let (e1, e2) = (p2 - p1, p3 - p1);
-    let c = e1.cross(e2);
-    let len = c.length();
-    (len.is_finite() && len > DEGENERATE_SINE * e1.length() * e2.length()).then(|| c / len)
-}
-
-/// Barycentrics (b1, b2, b3) of the projection of `q` onto the plane of the triangle, or `None` if it is
-/// degenerate.
-#[inline]
-fn barycentric(q: Vec3, [p1, p2, p3]: [Vec3; 3]) -> Option<Vec3> {
-    let (e1, e2, r) = (p2 - p1, p3 - p1, q - p1);
-    let (d11, d12, d22) = (e1.dot(e1), e1.dot(e2), e2.dot(e2));
-    let (dr1, dr2) = (r.dot(e1), r.dot(e2));
-    let denom = d11 * d22 - d12 * d12; // |e1 × e2|²
-    if !(denom.is_finite() && denom > DEGENERATE_SINE * DEGENERATE_SINE * d11 * d22) {
-        return None;
-    }
-    let b2 = (d22 * dr1 - d12 * dr2) / denom;
-    let b3 = (d11 * dr2 - d12 * dr1) / denom;
-    Some(Vec3::new(1.0 - b2 - b3, b2, b3))
 }
 
 /// The three corner positions of `tri`, or `None` if an index is out of range.
@@ -765,6 +669,7 @@ fn hash_cell(c: IVec3, level: u32, mask: u32) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::narrow::sweep_contact;
     use super::*;
     use bevy::tasks::{ComputeTaskPool, TaskPoolBuilder};
 

@@ -1,5 +1,6 @@
-//! Four constraints of one colour side by side: [`Vec3x4`] holds one 3-vector per constraint in the lanes of
-//! three [`Vec4`]s (x, y, z), so the sweeps evaluate four projections with one packed instruction per scalar
+//! Four constraints of one colour (or four self-collision candidates) side by side: [`Vec3x4`] holds one
+//! 3-vector per constraint in the lanes of three [`Vec4`]s (x, y, z), so the sweeps evaluate four projections,
+//! and the self-collision narrow phase four vertex–triangle pairs, with one packed instruction per scalar
 //! operation (SSE2 on x86-64, NEON on aarch64) instead of shuffling each `Vec3` into and out of a register.
 //!
 //! Constraints of one colour share no particle (the solver's colouring, [`super::coloring`]), so reading the four constraints' particles
@@ -10,9 +11,9 @@
 
 use std::ops::{Add, Neg, Sub};
 
-use bevy::math::{Vec3, Vec4};
+use bevy::math::{BVec4A, Vec3, Vec4};
 
-use super::access::ParticleAccess;
+use super::constraints::access::ParticleAccess;
 
 /// Constraints evaluated side by side.
 pub const LANES: usize = 4;
@@ -30,8 +31,29 @@ impl Vec3x4 {
     #[inline(always)]
     pub fn positions(p: &impl ParticleAccess, ids: [usize; LANES]) -> Self {
         // one at a time: an array of `Vec3`s goes through the stack and stalls the loads that read it back
-        let (a, b, c, d) = (p.p(ids[0]), p.p(ids[1]), p.p(ids[2]), p.p(ids[3]));
+        Self::new(p.p(ids[0]), p.p(ids[1]), p.p(ids[2]), p.p(ids[3]))
+    }
+
+    /// `a`, `b`, `c`, `d` in lanes 0 to 3.
+    #[inline(always)]
+    pub fn new(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> Self {
         Self { x: Vec4::new(a.x, b.x, c.x, d.x), y: Vec4::new(a.y, b.y, c.y, d.y), z: Vec4::new(a.z, b.z, c.z, d.z) }
+    }
+
+    /// Lane-wise: `if_true` where `mask` is set, else `if_false`.
+    #[inline(always)]
+    pub fn select(mask: BVec4A, if_true: Self, if_false: Self) -> Self {
+        Self {
+            x: Vec4::select(mask, if_true.x, if_false.x),
+            y: Vec4::select(mask, if_true.y, if_false.y),
+            z: Vec4::select(mask, if_true.z, if_false.z),
+        }
+    }
+
+    /// Lane-wise `Vec3::lerp` (self·(1 − s) + o·s) with each lane's own `s`.
+    #[inline(always)]
+    pub fn lerp(self, o: Self, s: Vec4) -> Self {
+        self.scale(Vec4::ONE - s) + o.scale(s)
     }
 
     /// `v` in every lane.
@@ -103,8 +125,8 @@ pub fn inverse_masses(p: &impl ParticleAccess, ids: [usize; LANES]) -> Vec4 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::access::Slices;
     use super::*;
+    use crate::sim::constraints::access::Slices;
 
     #[test]
     fn lane_operations_give_the_scalar_bits() {
@@ -121,6 +143,8 @@ mod tests {
             assert_eq!(a.dot(b)[lane].to_bits(), u.dot(v).to_bits());
             assert_eq!(a.length_squared()[lane].to_bits(), u.length_squared().to_bits());
             assert_eq!(a.scale(Vec4::splat(0.3)).lane(lane), u * 0.3);
+            let s = [0.0, 0.3, 1.0, 0.77][lane];
+            assert_eq!(a.lerp(b, Vec4::new(0.0, 0.3, 1.0, 0.77)).lane(lane), u.lerp(v, s));
         }
     }
 }
