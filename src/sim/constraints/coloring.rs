@@ -8,11 +8,15 @@
 //!
 //! First-fit greedy colouring over the constraints in their mesh order works for arbitrary meshes; on a grid
 //! it finds the few colours a hand-made grid colouring would (about 6–8 for edges, 10–14 for bending quads).
-//! The constraint arrays are then permuted so each colour is one contiguous slice. Colouring runs when a cloth
-//! is built and when tearing changes its topology, never per frame.
+//! The constraint arrays are then permuted so each colour is one contiguous slice, in particle order (by its
+//! lowest particle): the order inside a colour does not change the result, but the chunks the threads share
+//! are cut from it, and tearing appends constraints at the end of the arrays — left in array order, a torn
+//! cloth's chunks would each touch particles all over the cloth and both threads would pull the same cache
+//! lines back and forth (the `tearing` scene's projection took 11 % longer). Colouring runs when a cloth is
+//! built and when tearing changes its topology, never per frame.
 
 /// Colours of constraints over `vertex_count` particles: `order[k]` is the constraint placed at position k
-/// (grouped by colour, mesh order inside a colour), and colour c occupies positions `offsets[c]..offsets[c+1]`.
+/// (grouped by colour, by lowest particle inside a colour), and colour c occupies positions `offsets[c]..offsets[c+1]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Coloring {
     pub order: Vec<u32>,
@@ -26,7 +30,14 @@ pub fn color<const N: usize>(constraints: &[[u32; N]], vertex_count: usize) -> C
     let mut words = 1;
     loop {
         if let Some(colors) = try_color(constraints, vertex_count, words) {
-            return group(&colors);
+            let mut coloring = group(&colors);
+            // each colour in particle order: tearing appends constraints at the end of the arrays, and the
+            // threads sharing a colour's chunks should each keep to their own part of the cloth
+            for colour in coloring.offsets.windows(2) {
+                coloring.order[colour[0] as usize..colour[1] as usize]
+                    .sort_by_key(|&k| constraints[k as usize].iter().min().copied());
+            }
+            return coloring;
         }
         words *= 2;
     }
