@@ -160,6 +160,16 @@ struct Entry {
     hi: Vec4,
 }
 
+/// A box to look up in a [`SpatialHash`], with the level-0 cells of its corners (queries with equal `cells`
+/// probe the same table cells).
+#[derive(Clone, Copy, Debug)]
+pub struct BoxQuery {
+    pub cells: [IVec3; 2],
+    pub id: u32,
+    min: Vec4,
+    max: Vec4,
+}
+
 impl SpatialHash {
     /// Rebuilds the hash over `triangles` at `positions`, each box grown slightly (see [`Self::rebuild_swept`]).
     pub fn rebuild(&mut self, positions: &[Vec3], triangles: &[[u32; 3]]) {
@@ -247,23 +257,46 @@ impl SpatialHash {
     /// Calls `f` once for every triangle whose stored box overlaps the box [`min`, `max`]. Allocates nothing.
     /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
     pub fn for_each_in_box(&self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
-        if self.bounds.is_empty() || !min.cmple(max).all() {
-            return; // also rejects NaN
+        if let Some(query) = self.query(min, max, 0) {
+            self.for_each_overlap(&[query], |_, t| f(t));
         }
+    }
+
+    /// The query for the box [`min`, `max`] (`None` if it is empty or NaN), named `id`.
+    pub fn query(&self, min: Vec3, max: Vec3, id: u32) -> Option<BoxQuery> {
+        let cells = [cell_of(min, self.grid.inv_cell), cell_of(max, self.grid.inv_cell)];
+        min.cmple(max).all().then(|| BoxQuery { cells, id, min: min.extend(0.0), max: max.extend(0.0) })
+    }
+
+    /// Calls `f(query id, triangle)` once for every query of `group` and triangle whose boxes overlap. All
+    /// queries of the group must have the same `cells` (they then probe the same cells at every level, since
+    /// the levels' cell sizes are the level-0 size times powers of two), so each table cell is read once for
+    /// the whole group: neighbouring vertices share it.
+    pub fn for_each_overlap(&self, group: &[BoxQuery], mut f: impl FnMut(u32, u32)) {
+        let Some(first) = group.first() else { return };
+        if self.bounds.is_empty() {
+            return;
+        }
+        let (min, max) = (first.min.truncate(), first.max.truncate());
         let range = |level: u32| {
             let inv = self.grid.level_inv(level);
             (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
         };
         let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
-        if cells > self.bounds.len() as i64 {
-            for (t, b) in self.bounds.iter().enumerate() {
-                if overlaps(b, min, max) {
-                    f(t as u32);
+        let mut report = |t: u32, lo: Vec4, hi: Vec4| {
+            for q in group {
+                // `&`, not `&&`: one well-predicted branch per pair
+                if lo.cmple(q.max).all() & hi.cmpge(q.min).all() {
+                    f(q.id, t);
                 }
+            }
+        };
+        if cells > self.bounds.len() as i64 {
+            for (t, [lo, hi]) in self.bounds.iter().enumerate() {
+                report(t as u32, lo.extend(0.0), hi.extend(0.0));
             }
             return;
         }
-        let (min4, max4) = (min.extend(0.0), max.extend(0.0));
         for level in levels_of(self.levels) {
             let (lo, hi) = range(level);
             for_each_cell(lo, hi, |cell| {
@@ -271,17 +304,15 @@ impl SpatialHash {
                 let entries = self.cell_start[h] as usize..self.cell_start[h + 1] as usize;
                 let key = cell.extend(level as i32);
                 for (e, &t) in self.entries[entries.clone()].iter().zip(&self.entry_triangles[entries]) {
-                    // `&`, not `&&`: one well-predicted branch per entry
-                    if e.key.cmpeq(key).all() & e.lo.cmple(max4).all() & e.hi.cmpge(min4).all() {
-                        f(t);
+                    if e.key.cmpeq(key).all() {
+                        report(t, e.lo, e.hi);
                     }
                 }
             });
         }
         for &t in &self.oversized {
-            if overlaps(&self.bounds[t as usize], min, max) {
-                f(t);
-            }
+            let [lo, hi] = self.bounds[t as usize];
+            report(t, lo.extend(0.0), hi.extend(0.0));
         }
     }
 
@@ -404,19 +435,28 @@ const MIN_QUERY_SLICE: usize = 64;
 #[derive(Clone, Debug, Default)]
 pub struct SelfContactSearch {
     hash: SpatialHash,
-    slices: SliceOutputs<Vec<SelfContact>>,
+    slices: SliceOutputs<QuerySlice>,
+}
+
+/// What one slice of vertex queries keeps between steps: its queries (sorted by cells) and its contacts.
+#[derive(Debug, Default)]
+struct QuerySlice {
+    queries: Vec<BoxQuery>,
+    found: Vec<SelfContact>,
 }
 
 impl SelfContactSearch {
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
     pub fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers();
-        slices
-            .iter()
-            .filter_map(|slice| slice.lock().ok())
-            .fold(self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len()), |acc, found| {
-                acc.wrapping_mul(1_000_003).wrapping_add(found.capacity())
-            })
+        slices.iter().filter_map(|slice| slice.lock().ok()).fold(
+            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len()),
+            |acc, slice| {
+                acc.wrapping_mul(1_000_003)
+                    .wrapping_add(slice.found.capacity())
+                    .wrapping_add(slice.queries.capacity() << 20)
+            },
+        )
     }
 }
 
@@ -441,43 +481,33 @@ pub fn find_self_contacts(
     hash.rebuild_swept(x, p, triangles, h, parallel);
     let n = x.len().min(p.len());
     let hash = &*hash;
-    let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, found| {
+    let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, slice| {
+        let QuerySlice { queries, found } = slice;
         found.clear();
+        queries.clear();
+        queries.extend(vertices.filter_map(|v| {
+            let (xq, pq) = (x[v], p[v]);
+            (xq.is_finite() && pq.is_finite()).then(|| hash.query(xq.min(pq), xq.max(pq), v as u32)).flatten()
+        }));
+        // vertices whose rays start and end in the same cells look the hash up together
+        queries.sort_unstable_by_key(|q| (q.cells[0].to_array(), q.cells[1].to_array(), q.id));
         let mut narrow = NarrowPhase::new(x, p, triangles, h);
-        for v in vertices {
-            query_vertex(hash, (x, p), triangles, v, &mut narrow, found);
+        for group in queries.chunk_by(|a, b| a.cells == b.cells) {
+            hash.for_each_overlap(group, |v, t| {
+                if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v)) {
+                    narrow.test(v, t, found);
+                }
+            });
         }
         narrow.flush(found);
-        // by vertex, then triangle: the projection order must not depend on the order the hash cells were
-        // visited in
+        // by vertex, then triangle: the projection order must not depend on the hash's layout
         found.sort_unstable_by_key(|c| (c.vertex, c.triangle));
     });
     for slice in found {
-        if let Ok(found) = slice.lock() {
-            out.extend_from_slice(&found);
+        if let Ok(slice) = slice.lock() {
+            out.extend_from_slice(&slice.found);
         }
     }
-}
-
-/// Hands the triangles the hash finds around the ray of vertex `v` (except its own) to the narrow phase.
-fn query_vertex(
-    hash: &SpatialHash,
-    (x, p): (&[Vec3], &[Vec3]),
-    triangles: &[[u32; 3]],
-    v: usize,
-    narrow: &mut NarrowPhase,
-    found: &mut Vec<SelfContact>,
-) {
-    let (xq, pq) = (x[v], p[v]);
-    if !(xq.is_finite() && pq.is_finite()) {
-        return;
-    }
-    let v = v as u32;
-    hash.for_each_in_box(xq.min(pq), xq.max(pq), |t| {
-        if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v)) {
-            narrow.test(v, t, found);
-        }
-    });
 }
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
@@ -620,6 +650,7 @@ fn swept_bounds(start: &[Vec3], end: &[Vec3], tri: &[u32; 3], margin: f32) -> [V
 
 /// Whether box `b` overlaps [`min`, `max`].
 #[inline]
+#[cfg(test)]
 fn overlaps(b: &[Vec3; 2], min: Vec3, max: Vec3) -> bool {
     b[0].cmple(max).all() && b[1].cmpge(min).all()
 }
