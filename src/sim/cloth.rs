@@ -332,6 +332,10 @@ pub struct Contacts(pub Vec<Contact>);
 pub struct SelfCollision {
     pub search: SelfContactSearch,
     pub contacts: Vec<SelfContact>,
+    /// Where the second and third group of `contacts` start ([`split_in_halves`](super::selfcollide::split_in_halves)).
+    pub halves: [usize; 2],
+    /// Scratch of the split.
+    pub split_scratch: Vec<SelfContact>,
     /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
     pub step_end: Vec<Vec3>,
 }

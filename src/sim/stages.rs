@@ -21,7 +21,7 @@ use super::constraints::{
 use super::parallel::solver_threads;
 use super::params::linearized;
 use super::rigid::RigidBody;
-use super::selfcollide::find_self_contacts;
+use super::selfcollide::{find_self_contacts, split_in_halves};
 use super::wind::Wind;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
@@ -132,15 +132,17 @@ pub fn generate_collisions(
                 contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
             }
         }
-        let SelfCollision { search, contacts, step_end } = &mut *self_collision;
+        let SelfCollision { search, contacts, halves, split_scratch, step_end } = &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
+            *halves = [0, 0];
         } else if clock.substep == 0 {
             let step = clock.dt * params.substeps as f32;
             step_end.clear();
             step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
             let band = material.thickness * SelfCollision::DETECTION_MARGIN;
             find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
+            *halves = split_in_halves(contacts, x, &mesh.triangles, split_scratch);
         }
     }
     timings.add(PbdStage::GenerateCollisions, start);
@@ -183,6 +185,7 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
         let cloth = ClothConstraints {
             triangles: &mesh.triangles,
             self_contacts: &self_collision.contacts,
+            self_contact_halves: self_collision.halves,
             thickness: material.thickness,
             volume_target,
             ..ClothConstraints::internal(stretch, bend, &plan)

@@ -22,7 +22,7 @@ use super::cloth::{BendConstraints, Contact, StretchConstraints};
 use super::collide::contacts::project_contacts;
 use super::parallel::run_phased;
 use super::params::{BendingModel, linearized};
-use super::selfcollide::{SelfContact, project_self_contacts};
+use super::selfcollide::{SelfContact, project_self_contacts_on};
 
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +65,9 @@ pub struct ClothConstraints<'a> {
     pub triangles: &'a [[u32; 3]],
     /// Self-collision constraints of this substep (§4.3) and the cloth thickness h they keep.
     pub self_contacts: &'a [SelfContact],
+    /// Where the second and third group of `self_contacts` start (see
+    /// [`split_in_halves`](crate::sim::selfcollide::split_in_halves)).
+    pub self_contact_halves: [usize; 2],
     pub thickness: f32,
     /// The balloon's target volume k_pressure · V0 (§4.4), if the cloth is one.
     pub volume_target: Option<f32>,
@@ -73,7 +76,16 @@ pub struct ClothConstraints<'a> {
 impl<'a> ClothConstraints<'a> {
     /// Only the stretch and bending constraints.
     pub fn internal(stretch: &'a StretchConstraints, bend: &'a BendConstraints, plan: &'a ProjectionPlan) -> Self {
-        Self { stretch, bend, plan, triangles: &[], self_contacts: &[], thickness: 0.0, volume_target: None }
+        Self {
+            stretch,
+            bend,
+            plan,
+            triangles: &[],
+            self_contacts: &[],
+            self_contact_halves: [0, 0],
+            thickness: 0.0,
+            volume_target: None,
+        }
     }
 }
 
@@ -94,15 +106,26 @@ pub fn project_constraints(
     scratch: ProjectionScratch,
     settings: SolverSettings,
 ) {
-    let ClothConstraints { stretch, bend, plan, triangles, self_contacts, thickness, volume_target } = cloth;
+    let ClothConstraints {
+        stretch,
+        bend,
+        plan,
+        triangles,
+        self_contacts,
+        self_contact_halves,
+        thickness,
+        volume_target,
+    } = cloth;
     let n = p.len();
     if !plan.is_for(stretch, bend) || stretch.vertex_count() != n || bend.vertex_count() != n || w.len() != n {
         debug_assert!(false, "projection plan or constraints do not match the particles");
         return;
     }
     // SAFETY: every stretch and bend index is below n (checked by their constructors, n compared above);
-    // chunks running at the same time belong to one colour, whose constraints share no particle; the contacts
-    // run alone in their phase and check their indices; `p` is borrowed mutably for the whole call.
+    // chunks running at the same time belong to one colour, whose constraints share no particle, or are the two
+    // halves of the self contacts, which share no particle either (`split_in_halves`, indices checked); the
+    // other contacts run alone in their phase and check their indices; `p` is borrowed mutably for the whole
+    // call.
     let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
         return;
     };
@@ -137,10 +160,13 @@ pub fn project_constraints(
                     project_contacts(&mut view, x, scratch.contacts);
                 }
             }
-            Work::SelfContacts if !self_contacts.is_empty() => {
-                // SAFETY: this phase has one chunk, so no other thread uses the view now.
-                let (p, w) = unsafe { view.exclusive() };
-                project_self_contacts(p, x, w, triangles, self_contacts, thickness, 1.0);
+            Work::SelfContacts => {
+                // chunk 0 and 1 (the two halves) run side by side, chunk 2 (the rest) alone
+                let [a, b] = self_contact_halves.map(|i| i.min(self_contacts.len()));
+                let groups = [0..a.min(b), a.min(b)..b, b..self_contacts.len()];
+                if let Some(group) = groups.get(range.start) {
+                    project_self_contacts_on(&mut view, x, triangles, &self_contacts[group.clone()], thickness, 1.0);
+                }
             }
             Work::Volume => {
                 if let (Some(target), Ok(mut scratch)) = (volume_target, scratch.lock()) {
@@ -149,7 +175,6 @@ pub fn project_constraints(
                     volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
                 }
             }
-            Work::SelfContacts => {}
         }
     };
     run_phased(plan.phase_start(), settings.iterations, settings.parallel, work);

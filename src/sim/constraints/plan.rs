@@ -25,7 +25,8 @@ pub enum Work {
     Bend,
     /// All collision constraints of the step, on one thread (a vertex may have several).
     Contacts,
-    /// The self-collision constraints eq. (13) of §4.3, on one thread.
+    /// The self-collision constraints eq. (13) of §4.3: the two halves of
+    /// [`split_in_halves`](crate::sim::selfcollide::split_in_halves) side by side, then the rest.
     SelfContacts,
     /// The balloon's volume constraint eq. (15), §4.4: global, on one thread.
     Volume,
@@ -63,9 +64,15 @@ impl ProjectionPlan {
                 plan.push_phase(work, color[0], color[1]);
             }
         }
-        for work in [Work::Contacts, Work::SelfContacts, Work::Volume] {
-            plan.push_phase(work, 0, 1);
+        plan.push_phase(Work::Contacts, 0, 1);
+        // the self contacts' two halves side by side, then the rest (chunk k projects group k)
+        let first = plan.chunks.len() as u32;
+        for half in 0..2 {
+            plan.chunks.push(Chunk { work: Work::SelfContacts, start: half, end: half + 1 });
+            plan.phase_start.push(first);
         }
+        plan.push_phase(Work::SelfContacts, 2, 3);
+        plan.push_phase(Work::Volume, 0, 1);
         plan
     }
 
@@ -112,6 +119,14 @@ mod tests {
         let covered: u32 = plan.chunks().iter().filter(|c| c.work == Work::Stretch).map(|c| c.end - c.start).sum();
         assert_eq!(covered as usize, stretch.len());
         assert_eq!(plan.chunks().last().map(|c| c.work), Some(Work::Volume));
+        // the self contacts: their two halves side by side, then the rest alone
+        let own: Vec<(u32, u32)> = (plan.chunks().iter().zip(plan.phase_start()))
+            .filter(|(c, _)| c.work == Work::SelfContacts)
+            .map(|(c, &first)| (c.start, first))
+            .collect();
+        assert_eq!(own.len(), 3);
+        assert_eq!((own[0].0, own[1].0, own[2].0), (0, 1, 2));
+        assert!(own[0].1 == own[1].1 && own[2].1 > own[1].1);
         for (j, &first) in plan.phase_start().iter().enumerate() {
             assert!(first as usize <= j);
             assert_eq!(plan.chunks()[first as usize].work, plan.chunks()[j].work);
@@ -120,7 +135,9 @@ mod tests {
         // the colour is; one thread gets one chunk per colour
         let widest = |plan: &ProjectionPlan| {
             let starts = plan.phase_start();
-            starts.iter().map(|&s| starts.iter().filter(|&&t| t == s).count()).max().unwrap_or(0)
+            let stretch = |j: &usize| plan.chunks()[*j].work == Work::Stretch;
+            let width = |s: u32| starts.iter().filter(|&&t| t == s).count();
+            (0..starts.len()).filter(stretch).map(|j| width(starts[j])).max().unwrap_or(0)
         };
         assert_eq!(widest(&plan), 1, "colours of about 30 constraints are not cut");
         let long: Vec<[u32; 2]> = (0..4000).map(|i| [2 * i, 2 * i + 1]).collect();

@@ -75,6 +75,7 @@
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
 
 use self::narrow::{NarrowPhase, barycentric, unit_normal};
+use super::constraints::access::{ParticleAccess, Slices};
 use super::parallel::SliceOutputs;
 
 mod narrow;
@@ -533,24 +534,37 @@ pub fn project_self_contacts(
     thickness: f32,
     k: f32,
 ) {
+    project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, thickness, k);
+}
+
+/// [`project_self_contacts`] on the predictions and inverse masses of `particles`.
+pub fn project_self_contacts_on(
+    particles: &mut impl ParticleAccess,
+    x: &[Vec3],
+    triangles: &[[u32; 3]],
+    contacts: &[SelfContact],
+    thickness: f32,
+    k: f32,
+) {
     if k.is_nan() || k <= 0.0 {
         return;
     }
     let k = k.min(1.0);
+    let n = particles.len().min(x.len());
     for c in contacts {
         let Some(&tri) = triangles.get(c.triangle as usize) else { continue };
         let q = c.vertex as usize;
         let [i1, i2, i3] = tri.map(|i| i as usize);
-        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= p.len() || i >= w.len() || i >= x.len()) {
+        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= n) {
             continue;
         }
-        let (pq, p1, p2, p3) = (p[q], p[i1], p[i2], p[i3]);
-        let Some(n) = unit_normal([p1, p2, p3]) else { continue };
-        if (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(n) < 0.0 {
+        let (pq, p1, p2, p3) = (particles.p(q), particles.p(i1), particles.p(i2), particles.p(i3));
+        let Some(normal) = unit_normal([p1, p2, p3]) else { continue };
+        if (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(normal) < 0.0 {
             // the triangle turned over since the start of the step: `side` refers to its old orientation
             continue;
         }
-        let g = if c.side < 0.0 { -n } else { n };
+        let g = if c.side < 0.0 { -normal } else { normal };
         let start_gap = (x[q] - x[i1]).dot(g);
         let gap = thickness.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * thickness);
         let value = (pq - p1).dot(g) - gap;
@@ -565,17 +579,77 @@ pub fn project_self_contacts(
         }
         let b = b.max(Vec3::ZERO);
         let b = b / b.element_sum(); // ≥ 1 before dividing: the clamp only drops negative parts of Σ b = 1
-        let wsum = w[q] + w[i1] * b.x * b.x + w[i2] * b.y * b.y + w[i3] * b.z * b.z;
+        let (wq, w1, w2, w3) = (particles.w(q), particles.w(i1), particles.w(i2), particles.w(i3));
+        let wsum = wq + w1 * b.x * b.x + w2 * b.y * b.y + w3 * b.z * b.z;
         if wsum.is_nan() || wsum <= 0.0 {
             continue;
         }
         // Eq. (8)–(9): Δp_j = −k·s·w_j·∇_j C with s = C / Σ w_j |∇_j C|²; value < 0, so q moves along g.
         let s = k * value / wsum * g;
-        p[q] -= w[q] * s;
-        p[i1] += w[i1] * b.x * s;
-        p[i2] += w[i2] * b.y * s;
-        p[i3] += w[i3] * b.z * s;
+        particles.shift(q, -(wq * s));
+        particles.shift(i1, w1 * b.x * s);
+        particles.shift(i2, w2 * b.y * s);
+        particles.shift(i3, w3 * b.z * s);
     }
+}
+
+/// Orders `contacts` (sorted by vertex, then triangle) for two threads: a plane across the axis along which
+/// the contacts' vertices (at `positions`) spread most, through their mean, splits the cloth in two; first come
+/// the contacts whose vertex and triangle corners all lie below the plane, then those all above it, then the
+/// rest, each group in the order it had. Returns where the second and the third group start. The first two
+/// groups share no particle, so they can be projected at the same time (the rest follows alone), and the order
+/// is a function of the contacts and positions only, not of the thread count. Contacts join particles closer
+/// than the detection band, so few straddle the plane. `scratch` is reused (no allocation once grown).
+pub fn split_in_halves(
+    contacts: &mut [SelfContact],
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    scratch: &mut Vec<SelfContact>,
+) -> [usize; 2] {
+    let at = |i: u32| positions.get(i as usize).copied().filter(|p| p.is_finite());
+    let (lo, hi, sum, count) = contacts
+        .iter()
+        .filter_map(|c| at(c.vertex))
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY, Vec3::ZERO, 0), |(lo, hi, sum, n), p| {
+            (lo.min(p), hi.max(p), sum + p, n + 1)
+        });
+    if count == 0 {
+        return [contacts.len(); 2];
+    }
+    let extent = hi - lo;
+    let axis = if extent.x >= extent.y.max(extent.z) {
+        0
+    } else if extent.y >= extent.z {
+        1
+    } else {
+        2
+    };
+    let plane = sum[axis] / count as f32;
+    let group = |c: &SelfContact| {
+        let corners = triangles.get(c.triangle as usize).copied().unwrap_or([u32::MAX; 3]);
+        let side = [c.vertex, corners[0], corners[1], corners[2]].map(|i| at(i).map(|p| p[axis] >= plane));
+        if side.iter().all(|&s| s == Some(false)) {
+            0
+        } else if side.iter().all(|&s| s == Some(true)) {
+            1
+        } else {
+            2
+        }
+    };
+    scratch.clear();
+    scratch.extend_from_slice(contacts);
+    let mut ends = [0; 2];
+    let mut next = 0;
+    for (g, end) in [0, 1, 2].into_iter().zip(ends.iter_mut().map(Some).chain([None])) {
+        for c in scratch.iter().filter(|c| group(c) == g) {
+            contacts[next] = *c;
+            next += 1;
+        }
+        if let Some(end) = end {
+            *end = next;
+        }
+    }
+    ends
 }
 
 /// Number of (vertex, triangle not containing it) pairs where the vertex passes through the triangle while all
@@ -1032,6 +1106,32 @@ mod tests {
         assert_eq!(search.capacity_fingerprint(), fingerprint);
         assert_eq!(out.capacity(), capacity);
         assert_eq!(out, first);
+    }
+
+    #[test]
+    fn split_halves_share_no_particle_and_keep_every_contact() {
+        for seed in 1..6 {
+            let (x, p, tris) = crumpled_pair(seed);
+            let mut found = Vec::new();
+            find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, 0.02, false, &mut found);
+            let before = sorted(found.clone());
+            let [a, b] = split_in_halves(&mut found, &x, &tris, &mut Vec::new());
+            assert!(a <= b && b <= found.len());
+            assert_eq!(sorted(found.clone()), before, "seed {seed}: the split lost or changed contacts");
+            let particles = |cs: &[SelfContact]| -> std::collections::HashSet<u32> {
+                cs.iter().flat_map(|c| std::iter::once(c.vertex).chain(tris[c.triangle as usize])).collect()
+            };
+            let (first, second) = (particles(&found[..a]), particles(&found[a..b]));
+            assert!(first.is_disjoint(&second), "seed {seed}: the halves share a particle");
+            // each group keeps the detection order (vertex, then triangle)
+            for group in [&found[..a], &found[a..b], &found[b..]] {
+                assert!(group.windows(2).all(|w| (w[0].vertex, w[0].triangle) < (w[1].vertex, w[1].triangle)));
+            }
+            // both halves get work, and few contacts straddle the plane
+            assert!(a > 0 && b > a, "seed {seed}: halves {a}, {}", b - a);
+            assert!(found.len() - b < found.len() / 2, "seed {seed}: {} of {} straddle", found.len() - b, found.len());
+        }
+        assert_eq!(split_in_halves(&mut [], &[], &[], &mut Vec::new()), [0, 0]);
     }
 
     #[test]
