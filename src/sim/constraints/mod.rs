@@ -129,6 +129,7 @@ pub fn project_constraints(
     let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
         return;
     };
+    let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
     let scratch = Mutex::new(scratch);
     let work = |j: usize| {
         let Some(chunk) = plan.chunks().get(j) else {
@@ -177,7 +178,7 @@ pub fn project_constraints(
             }
         }
     };
-    run_phased(plan.phase_start(), settings.iterations, settings.parallel, work);
+    run_phased(&plan.phase_start()[..needed], settings.iterations, settings.parallel, work);
 }
 
 /// Test helpers shared by the constraint tests: momenta of a set of particles.

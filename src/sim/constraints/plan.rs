@@ -48,6 +48,8 @@ pub struct ProjectionPlan {
     bend_colors: Vec<u32>,
     chunks: Vec<Chunk>,
     phase_start: Vec<u32>,
+    /// The first chunk of the contacts, of the self contacts and of the volume.
+    global_start: [u32; 3],
 }
 
 impl ProjectionPlan {
@@ -64,16 +66,31 @@ impl ProjectionPlan {
                 plan.push_phase(work, color[0], color[1]);
             }
         }
+        plan.global_start[0] = plan.chunks.len() as u32;
         plan.push_phase(Work::Contacts, 0, 1);
         // the self contacts' two halves side by side, then the rest (chunk k projects group k)
+        plan.global_start[1] = plan.chunks.len() as u32;
         let first = plan.chunks.len() as u32;
         for half in 0..2 {
             plan.chunks.push(Chunk { work: Work::SelfContacts, start: half, end: half + 1 });
             plan.phase_start.push(first);
         }
         plan.push_phase(Work::SelfContacts, 2, 3);
+        plan.global_start[2] = plan.chunks.len() as u32;
         plan.push_phase(Work::Volume, 0, 1);
         plan
+    }
+
+    /// How many chunks (from the first) a sweep needs: the global phases at the end are dropped from the last
+    /// one with work on, so a cloth without contacts, self contacts or volume waits for no empty phase.
+    pub fn chunks_needed(&self, contacts: bool, self_contacts: bool, volume: bool) -> usize {
+        let [contacts_start, self_start, volume_start] = self.global_start.map(|s| s as usize);
+        match (contacts, self_contacts, volume) {
+            (_, _, true) => self.chunks.len(),
+            (_, true, false) => volume_start,
+            (true, false, false) => self_start,
+            (false, false, false) => contacts_start,
+        }
     }
 
     fn push_phase(&mut self, work: Work, start: u32, end: u32) {
