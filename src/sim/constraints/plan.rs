@@ -144,6 +144,12 @@ mod tests {
         assert_eq!(own.len(), 3);
         assert_eq!((own[0].0, own[1].0, own[2].0), (0, 1, 2));
         assert!(own[0].1 == own[1].1 && own[2].1 > own[1].1);
+        // a sweep stops after the last global phase with work on
+        let first_of = |work| plan.chunks().iter().position(|c| c.work == work).unwrap();
+        assert_eq!(plan.chunks_needed(false, false, false), first_of(Work::Contacts));
+        assert_eq!(plan.chunks_needed(true, false, false), first_of(Work::SelfContacts));
+        assert_eq!(plan.chunks_needed(false, true, false), first_of(Work::Volume));
+        assert_eq!(plan.chunks_needed(true, true, true), plan.chunks().len());
         for (j, &first) in plan.phase_start().iter().enumerate() {
             assert!(first as usize <= j);
             assert_eq!(plan.chunks()[first as usize].work, plan.chunks()[j].work);
