@@ -3,7 +3,7 @@
 //! and the self-collision narrow phase four vertex–triangle pairs, with one packed instruction per scalar
 //! operation (SSE2 on x86-64, NEON on aarch64) instead of shuffling each `Vec3` into and out of a register.
 //!
-//! Constraints of one colour share no particle (the solver's colouring, [`super::coloring`]), so reading the four constraints' particles
+//! Constraints of one colour share no particle (the solver's colouring, [`super::constraints::coloring`]), so reading the four constraints' particles
 //! before moving any of them gives exactly the result of projecting them one after another. Every lane
 //! operation here is the scalar `Vec3` operation in the same order (no fused multiply–add), so a lane computes
 //! the same bits as the scalar kernel does; the one kernel that takes four lanes all the way (the dihedral

@@ -8,7 +8,7 @@
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
 //! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Four pairs of a colour are projected at
-//! once ([`super::lanes`]); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
+//! once ([`crate::sim::lanes`]); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
 //! such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
@@ -37,7 +37,7 @@ pub fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
     (!hinge.degenerate().test(0)).then(|| (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x))
 }
 
-/// Four hinges side by side ([`super::lanes`]), with the products the projection needs, p1 shifted to the
+/// Four hinges side by side ([`crate::sim::lanes`]), with the products the projection needs, p1 shifted to the
 /// origin: e = p2 − p1, a = p3 − p1, b = p4 − p1 and the unnormalised normals N1 = e×a, N2 = e×b (n1, n2 of
 /// Appendix A).
 struct Hinge4 {

@@ -25,7 +25,7 @@ pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f
 }
 
 /// The moves of [`project_distance`] for four constraints of one colour at once, lane by lane the same
-/// arithmetic (see [`super::lanes`]): particles `i[lane]` and `j[lane]` are the ends of lane `lane`'s
+/// arithmetic (see [`crate::sim::lanes`]): particles `i[lane]` and `j[lane]` are the ends of lane `lane`'s
 /// constraint, and are to move by lane `lane` of the two results.
 #[inline(always)]
 fn distance_moves_x4(p: &impl ParticleAccess, (i, j): Ends, rest: [f32; LANES], k: f32) -> (Vec3x4, Vec3x4) {

@@ -18,9 +18,10 @@
 //! stored as a counting sort, so it allocates nothing once its buffers have grown: each triangle is entered
 //! once, with its *swept* bounding box (positions x and p) grown by h, at the level whose cells (the median box
 //! size times a power of two) hold it within two cells per axis, so a triangle that moved a lot during the step
-//! is still found and one that did not is cheap; each vertex queries the box of its segment x → p. A vertex's
-//! contacts are sorted by triangle, so the projection order does not depend on the hash's layout (cell size,
-//! table size, the order cells are visited in).
+//! is still found and one that did not is cheap; each vertex queries the box of its segment x → p, together
+//! with the vertices whose segments start and end in the same cells (they probe the same table cells). The
+//! contacts are sorted by vertex, then triangle, so the projection order does not depend on the hash's layout
+//! (cell size, table size, the order cells are visited in).
 //!
 //! The narrow phase is vertex–triangle only, as in the paper (no edge–edge tests). The signed distance of the
 //! vertex to the triangle's plane is taken at the start (vertex and triangle at x) and at the end (both at p)
@@ -35,11 +36,14 @@
 //! part of the predicate: it is exactly what the hash evaluates, so brute force with the same prefilter finds the
 //! same set. The box is grown enough to reject nothing the narrow phase accepts for translating triangles; on
 //! deliberately rough random data it rejects about 1 in 4000 narrow-phase hits, all on strongly rotating
-//! triangles where the linear interpolation is poor anyway.
+//! triangles where the linear interpolation is poor anyway. The narrow phase tests four candidate pairs at a
+//! time (`narrow.rs`).
 //!
 //! # Projection ([`project_self_contacts`])
 //!
-//! One Gauss–Seidel pass of PBD eq. (8)–(9) over the contacts, skipping satisfied ones. The gradients treat n as
+//! One Gauss–Seidel pass of PBD eq. (8)–(9) over the contacts, skipping satisfied ones. The solver orders the
+//! contacts in two particle-disjoint halves and the rest ([`split_in_halves`]) and projects the halves side by
+//! side. The gradients treat n as
 //! constant: ∇q C = side·n and ∇p_i C = −side·b_i·n, where b_i are the barycentrics of q's projection onto the
 //! triangle (clamped to the triangle and renormalised). This is the gradient of C with the contact point
 //! Σ b_i p_i frozen; since Σ b_i = 1 and all p_i lie in the plane, its value equals eq. (12)/(13). The
