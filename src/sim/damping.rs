@@ -1,49 +1,133 @@
 //! Line (6), dampVelocities: the damping of §3.5, which damps each velocity's deviation from the cloth's rigid
 //! motion (v_cm + ω × r_i) and leaves the rigid motion itself untouched.
 
+use std::sync::Mutex;
+
 use bevy::math::{Mat3, Vec3};
+
+use super::parallel::run_phased;
+
+/// Slices a large cloth's particles are cut into, whatever the thread count: the sums are added slice by slice
+/// in this fixed order, so the result is the same on any number of threads.
+const SLICES: usize = 8;
+/// Fewest particles for which the particles are sliced and the slices shared by the compute pool's threads
+/// (below, waking them costs more than the work).
+const PARALLEL_FROM: usize = 4096;
+
+/// One slice's sums: mass, Σ m x and Σ m v (lines 1–2), then L = Σ r × m v and I = Σ m (|r|² 1 − r rᵀ)
+/// (lines 3–4).
+#[derive(Clone, Copy)]
+struct Sums {
+    mass: f32,
+    moment: Vec3,
+    momentum: Vec3,
+    angular: Vec3,
+    inertia: Mat3,
+}
+
+impl Default for Sums {
+    /// All zero (`Mat3`'s own default is the identity).
+    fn default() -> Self {
+        Self { mass: 0.0, moment: Vec3::ZERO, momentum: Vec3::ZERO, angular: Vec3::ZERO, inertia: Mat3::ZERO }
+    }
+}
 
 /// §3.5 lines (1)–(9) with coefficient `k` ∈ [0, 1] over all particles. Masses `mass` are the true masses
 /// (pinned particles included, they are part of the body's motion); velocities of particles with w = 0 are
-/// not changed.
-pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], k: f32) {
-    if k <= 0.0 || x.is_empty() {
+/// not changed. The three passes (centre of mass and momentum; angular momentum and inertia; the update) run
+/// over [`SLICES`] slices of a large cloth's particles (from [`PARALLEL_FROM`]), shared by the compute pool's
+/// threads when `parallel`; each slice reduces the sums of the previous pass itself, in slice order.
+pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], k: f32, parallel: bool) {
+    let n = x.len().min(v.len()).min(mass.len()).min(w.len());
+    if k <= 0.0 || n == 0 {
         return;
     }
-    let total: f32 = mass.iter().sum();
-    if total.is_nan() || total <= 0.0 {
-        return;
-    }
-    // (1), (2)
-    let (mut x_cm, mut v_cm) = (Vec3::ZERO, Vec3::ZERO);
-    for ((x, v), m) in x.iter().zip(v.iter()).zip(mass) {
-        x_cm += *x * *m;
-        v_cm += *v * *m;
-    }
-    x_cm /= total;
-    v_cm /= total;
-    // (3), (4): L = Σ r × m v, I = Σ r̃ r̃ᵀ m = Σ m (|r|² 1 − r rᵀ)
-    let mut angular = Vec3::ZERO;
-    let mut inertia = Mat3::ZERO;
-    for ((x, v), &m) in x.iter().zip(v.iter()).zip(mass) {
-        let r = *x - x_cm;
-        angular += r.cross(*v * m);
-        inertia += (Mat3::IDENTITY * r.length_squared() - Mat3::from_cols(r * r.x, r * r.y, r * r.z)) * m;
-    }
-    // (5): ω = I⁻¹ L. A body with no extent (all particles on one point) has no rotation to keep.
+    // a small cloth is one slice (the others empty): the sums then come out exactly as in one loop
+    let slices = if n >= PARALLEL_FROM { SLICES } else { 1 };
+    let bounds = |s: usize| if s < slices { n * s / slices..n * (s + 1) / slices } else { n..n };
+    let mut rest = &mut v[..n];
+    let velocities: [Mutex<&mut [Vec3]>; SLICES] = std::array::from_fn(|s| {
+        let (slice, tail) = std::mem::take(&mut rest).split_at_mut(bounds(s).len());
+        rest = tail;
+        Mutex::new(slice)
+    });
+    let sums: [Mutex<Sums>; SLICES] = Default::default();
+    let total = |sums: &[Mutex<Sums>; SLICES]| {
+        sums.iter().filter_map(|s| s.lock().ok().map(|s| *s)).fold(Sums::default(), |a, b| Sums {
+            mass: a.mass + b.mass,
+            moment: a.moment + b.moment,
+            momentum: a.momentum + b.momentum,
+            angular: a.angular + b.angular,
+            inertia: a.inertia + b.inertia,
+        })
+    };
+    // the centre of mass and its velocity, or None for a massless cloth
+    let centre = |t: &Sums| (t.mass.is_finite() && t.mass > 0.0).then(|| (t.moment / t.mass, t.momentum / t.mass));
+    const PHASES: [u32; 3 * SLICES] = {
+        let mut starts = [0; 3 * SLICES];
+        let mut j = 0;
+        while j < 3 * SLICES {
+            starts[j] = (j / SLICES * SLICES) as u32;
+            j += 1;
+        }
+        starts
+    };
+    run_phased(&PHASES, 1, parallel && n >= PARALLEL_FROM, |j| {
+        let (pass, s) = (j / SLICES, j % SLICES);
+        let range = bounds(s);
+        if range.is_empty() {
+            return;
+        }
+        let (Ok(mut v), Ok(mut own)) = (velocities[s].lock(), sums[s].lock()) else { return };
+        let (x, mass, w) = (&x[range.clone()], &mass[range.clone()], &w[range]);
+        match pass {
+            // (1), (2)
+            0 => {
+                for ((x, v), m) in x.iter().zip(v.iter()).zip(mass) {
+                    own.mass += *m;
+                    own.moment += *x * *m;
+                    own.momentum += *v * *m;
+                }
+            }
+            // (3), (4): L = Σ r × m v, I = Σ r̃ r̃ᵀ m = Σ m (|r|² 1 − r rᵀ)
+            1 => {
+                drop(own);
+                let Some((x_cm, _)) = centre(&total(&sums)) else { return };
+                let (mut angular, mut inertia) = (Vec3::ZERO, Mat3::ZERO);
+                for ((x, v), &m) in x.iter().zip(v.iter()).zip(mass) {
+                    let r = *x - x_cm;
+                    angular += r.cross(*v * m);
+                    inertia += (Mat3::IDENTITY * r.length_squared() - Mat3::from_cols(r * r.x, r * r.y, r * r.z)) * m;
+                }
+                if let Ok(mut own) = sums[s].lock() {
+                    (own.angular, own.inertia) = (angular, inertia);
+                }
+            }
+            // (5)–(9)
+            _ => {
+                drop(own);
+                let t = total(&sums);
+                let Some((x_cm, v_cm)) = centre(&t) else { return };
+                let omega = rotation(t.inertia, t.angular);
+                for ((x, v), &w) in x.iter().zip(v.iter_mut()).zip(w) {
+                    if w > 0.0 {
+                        let dv = v_cm + omega.cross(*x - x_cm) - *v;
+                        *v += dv * k;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// (5): ω = I⁻¹ L. A body with no extent (all particles on one point) has no rotation to keep.
+fn rotation(inertia: Mat3, angular: Vec3) -> Vec3 {
     let omega = if inertia.determinant().abs() > 1e-12 * inertia.col(0).length().powi(3).max(f32::MIN_POSITIVE) {
         inertia.inverse() * angular
     } else {
         Vec3::ZERO
     };
-    let omega = if omega.is_finite() { omega } else { Vec3::ZERO };
-    // (6)–(9)
-    for ((x, v), &w) in x.iter().zip(v.iter_mut()).zip(w) {
-        if w > 0.0 {
-            let dv = v_cm + omega.cross(*x - x_cm) - *v;
-            *v += dv * k;
-        }
-    }
+    if omega.is_finite() { omega } else { Vec3::ZERO }
 }
 
 #[cfg(test)]
@@ -75,7 +159,7 @@ mod tests {
 
         // A pure rigid motion is untouched.
         let mut v = rigid.clone();
-        damp_velocities(&x, &mut v, &m, &w, 1.0);
+        damp_velocities(&x, &mut v, &m, &w, 1.0, false);
         let err = v.iter().zip(&rigid).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
         assert!(err < 1e-4, "rigid motion changed by {err} m/s");
 
@@ -87,12 +171,12 @@ mod tests {
             })
             .collect();
         let before = momenta(&x, &v, &m);
-        damp_velocities(&x, &mut v, &m, &w, 1.0);
+        damp_velocities(&x, &mut v, &m, &w, 1.0, false);
         let after = momenta(&x, &v, &m);
         assert!((before.0 - after.0).length() < 1e-3 && (before.1 - after.1).length() < 1e-3);
         // damping again changes nothing: the result is a rigid motion
         let once = v.clone();
-        damp_velocities(&x, &mut v, &m, &w, 1.0);
+        damp_velocities(&x, &mut v, &m, &w, 1.0, false);
         let err = v.iter().zip(&once).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
         assert!(err < 1e-4, "relative motion left: {err} m/s");
     }
@@ -103,15 +187,29 @@ mod tests {
         let m = vec![1.0; 3];
         // pure stretch of the x-axis pair: no rigid part
         let mut v = vec![Vec3::new(-1.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0), Vec3::ZERO];
-        damp_velocities(&x, &mut v, &m, &[1.0; 3], 0.25);
+        damp_velocities(&x, &mut v, &m, &[1.0; 3], 0.25, false);
         assert!((v[1].x - 0.75).abs() < 1e-5, "{v:?}");
+    }
+
+    #[test]
+    fn threads_give_the_same_bits() {
+        bevy::tasks::ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(2).build());
+        let mut rng = StdRng::seed_from_u64(11);
+        let (x, m) = cloud(PARALLEL_FROM + 77, &mut rng);
+        let w: Vec<f32> = (0..x.len()).map(|i| if i % 50 == 0 { 0.0 } else { 1.0 }).collect();
+        let v0: Vec<Vec3> = (0..x.len()).map(|_| Vec3::new(rng.random_range(-1.0..1.0), 0.5, 0.0)).collect();
+        let (mut one, mut two) = (v0.clone(), v0.clone());
+        damp_velocities(&x, &mut one, &m, &w, 0.3, false);
+        damp_velocities(&x, &mut two, &m, &w, 0.3, true);
+        assert_eq!(one, two);
+        assert!(one.iter().zip(&v0).zip(&w).all(|((a, b), &w)| (w == 0.0) == (a == b)), "pinned moved or free kept");
     }
 
     #[test]
     fn degenerate_bodies_stay_finite() {
         let x = vec![Vec3::ONE; 4];
         let mut v = vec![Vec3::X, Vec3::Y, Vec3::Z, Vec3::ZERO];
-        damp_velocities(&x, &mut v, &[1.0; 4], &[1.0; 4], 0.5);
+        damp_velocities(&x, &mut v, &[1.0; 4], &[1.0; 4], 0.5, false);
         assert!(v.iter().all(|v| v.is_finite()));
     }
 }

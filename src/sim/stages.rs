@@ -54,7 +54,7 @@ pub fn damping(mut cloths: Query<&mut Particles>, params: Res<SimParams>, mut ti
     let k = linearized(params.damping, params.substeps);
     for mut particles in &mut cloths {
         let Particles { x, v, w, mass, .. } = &mut *particles;
-        damp::damp_velocities(x, v, mass, w, k);
+        damp::damp_velocities(x, v, mass, w, k, params.parallel);
     }
     timings.add(PbdStage::Damping, start);
 }
