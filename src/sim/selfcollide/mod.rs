@@ -78,7 +78,7 @@
 
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
 
-use self::narrow::{NarrowPhase, barycentric, unit_normal};
+use self::narrow::{Found, NarrowPhase, barycentric, unit_normal};
 use super::constraints::access::{ParticleAccess, Slices};
 use super::parallel::SliceOutputs;
 
@@ -447,7 +447,7 @@ pub struct SelfContactSearch {
 #[derive(Debug, Default)]
 struct QuerySlice {
     queries: Vec<BoxQuery>,
-    found: Vec<SelfContact>,
+    found: Vec<Found>,
 }
 
 impl SelfContactSearch {
@@ -506,13 +506,42 @@ pub fn find_self_contacts(
         }
         narrow.flush(found);
         // by vertex, then triangle: the projection order must not depend on the hash's layout
-        found.sort_unstable_by_key(|c| (c.vertex, c.triangle));
+        found.sort_unstable_by_key(|(c, _)| (c.vertex, c.triangle));
+        keep_nearest(found, MAX_CONTACTS_PER_VERTEX);
     });
     for slice in found {
         if let Ok(slice) = slice.lock() {
-            out.extend_from_slice(&slice.found);
+            out.extend(slice.found.iter().map(|(c, _)| *c));
         }
     }
+}
+
+/// Most self contacts one vertex keeps per step: those whose triangles were nearest at the start (the
+/// vertex's distance to their planes), the layers it can actually meet. A vertex over a sheet needs up to six
+/// (the triangles around the point below it); in the `tearing` scene a vertex has at most six, but a crumpled,
+/// torn-up clump gave a few vertices hundreds of triangles within the band, and 100,000 contacts a step, which
+/// only fought each other and the stretch constraints.
+pub const MAX_CONTACTS_PER_VERTEX: usize = 16;
+
+/// Keeps, of each vertex's run of `found` (sorted by vertex, then triangle), the `most` with the smallest
+/// distance (ties: lower triangle first), still by triangle. Runs of at most `most` are untouched.
+fn keep_nearest(found: &mut Vec<Found>, most: usize) {
+    let (mut read, mut write) = (0, 0);
+    while read < found.len() {
+        let vertex = found[read].0.vertex;
+        let len = found[read..].iter().take_while(|(c, _)| c.vertex == vertex).count();
+        let run = &mut found[read..read + len];
+        let kept = if len > most {
+            run.sort_unstable_by(|(a, da), (b, db)| da.total_cmp(db).then(a.triangle.cmp(&b.triangle)));
+            run[..most].sort_unstable_by_key(|(c, _)| c.triangle);
+            most
+        } else {
+            len
+        };
+        found.copy_within(read..read + kept, write);
+        (read, write) = (read + len, write + kept);
+    }
+    found.truncate(write);
 }
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
@@ -1136,6 +1165,34 @@ mod tests {
             assert!(found.len() - b < found.len() / 2, "seed {seed}: {} of {} straddle", found.len() - b, found.len());
         }
         assert_eq!(split_in_halves(&mut [], &[], &[], &mut Vec::new()), [0, 0]);
+    }
+
+    #[test]
+    fn a_vertex_keeps_only_its_nearest_contacts() {
+        // vertex 0 over a stack of 20 small triangles 1 mm apart, all within the band of 2 cm; vertex 1 over one
+        let (mut x, mut tris) = (vec![Vec3::new(0.2, 0.2, 0.0005), Vec3::new(5.2, 0.2, 0.0005)], Vec::new());
+        for (layer, dz) in (0..20).map(|k| (k, 0.001 * k as f32 - 0.0095)) {
+            let base = x.len() as u32;
+            let shift = if layer == 0 { Vec3::X * 5.0 } else { Vec3::ZERO };
+            x.extend([Vec3::new(0.0, 0.0, dz), Vec3::new(1.0, 0.0, dz), Vec3::new(0.0, 1.0, dz)].map(|p| p + shift));
+            tris.push([base, base + 1, base + 2]);
+        }
+        let mut found = Vec::new();
+        find_self_contacts(&mut SelfContactSearch::default(), &x, &x, &tris, 0.02, false, &mut found);
+        let of = |v: u32| found.iter().filter(|c| c.vertex == v).map(|c| c.triangle).collect::<Vec<_>>();
+        // layer k is at z = 0.001 k − 0.0095, the vertex at 0.0005: the nearest are layers 10, 9, 11, 8, 12, …
+        let mut nearest: Vec<u32> = (1..20).collect();
+        nearest.sort_by(|&a, &b| {
+            let d = |k: u32| (0.001 * k as f32 - 0.0095 - 0.0005).abs();
+            d(a).total_cmp(&d(b)).then(a.cmp(&b))
+        });
+        nearest.truncate(MAX_CONTACTS_PER_VERTEX);
+        nearest.sort();
+        assert_eq!(of(0), nearest);
+        assert_eq!(of(1), [0], "a vertex under the limit keeps its contacts");
+        let mut runs = vec![(SelfContact { vertex: 3, triangle: 1, side: 1.0 }, 0.5); 3];
+        keep_nearest(&mut runs, 4);
+        assert_eq!(runs.len(), 3);
     }
 
     #[test]

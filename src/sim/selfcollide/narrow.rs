@@ -18,6 +18,9 @@ pub const BARY_MARGIN: f32 = 0.05;
 /// Sine of the smallest corner angle below which a triangle counts as degenerate (no normal, no barycentrics).
 const DEGENERATE_SINE: f32 = 1e-6;
 
+/// A contact and the vertex's distance |d0| to the triangle's plane at the start of the step.
+pub type Found = (SelfContact, f32);
+
 /// The narrow phase for one slice of vertex queries: collects candidate (vertex, triangle) pairs and tests
 /// them four at a time, appending the contacts to `found` in the order the pairs came.
 pub struct NarrowPhase<'a> {
@@ -38,7 +41,7 @@ impl<'a> NarrowPhase<'a> {
 
     /// Queues the pair (vertex, triangle); tests the queue once it fills the lanes.
     #[inline]
-    pub fn test(&mut self, vertex: u32, triangle: u32, found: &mut Vec<SelfContact>) {
+    pub fn test(&mut self, vertex: u32, triangle: u32, found: &mut Vec<Found>) {
         self.pending[self.len] = [vertex, triangle];
         self.len += 1;
         if self.len == LANES {
@@ -47,7 +50,7 @@ impl<'a> NarrowPhase<'a> {
     }
 
     /// Tests the pairs still queued.
-    pub fn flush(&mut self, found: &mut Vec<SelfContact>) {
+    pub fn flush(&mut self, found: &mut Vec<Found>) {
         let len = std::mem::take(&mut self.len);
         if len == 0 {
             return;
@@ -69,7 +72,8 @@ impl<'a> NarrowPhase<'a> {
         let hits = hits.bitmask();
         for (lane, &[vertex, triangle]) in pairs.iter().enumerate().take(len) {
             if hits & (1 << lane) != 0 {
-                found.push(SelfContact { vertex, triangle, side: if d0[lane] >= 0.0 { 1.0 } else { -1.0 } });
+                let side = if d0[lane] >= 0.0 { 1.0 } else { -1.0 };
+                found.push((SelfContact { vertex, triangle, side }, d0[lane].abs()));
             }
         }
     }
@@ -287,12 +291,13 @@ mod tests {
 
     /// Runs `pairs` through [`NarrowPhase`] (in groups of four and a remainder) and through [`sweep_contact`].
     fn both(x: &[Vec3], p: &[Vec3], triangles: &[[u32; 3]], pairs: &[[u32; 2]], h: f32) -> [Vec<SelfContact>; 2] {
-        let mut lanes = Vec::new();
+        let mut found = Vec::new();
         let mut narrow = NarrowPhase::new(x, p, triangles, h);
         for &[v, t] in pairs {
-            narrow.test(v, t, &mut lanes);
+            narrow.test(v, t, &mut found);
         }
-        narrow.flush(&mut lanes);
+        narrow.flush(&mut found);
+        let lanes = found.into_iter().map(|(c, _)| c).collect();
         let scalar = pairs
             .iter()
             .filter_map(|&[v, t]| {
