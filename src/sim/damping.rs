@@ -35,7 +35,7 @@ impl Default for Sums {
 /// §3.5 lines (1)–(9) with coefficient `k` ∈ [0, 1] over all particles. Masses `mass` are the true masses
 /// (pinned particles included, they are part of the body's motion); velocities of particles with w = 0 are
 /// not changed. The three passes (centre of mass and momentum; angular momentum and inertia; the update) run
-/// over [`SLICES`] slices of a large cloth's particles (from [`PARALLEL_FROM`]), shared by the compute pool's
+/// over 8 slices of a large cloth's particles (from 4,096), shared by the compute pool's
 /// threads when `parallel`; each slice reduces the sums of the previous pass itself, in slice order.
 pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], k: f32, parallel: bool) {
     let n = x.len().min(v.len()).min(mass.len()).min(w.len());
