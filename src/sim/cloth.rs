@@ -334,8 +334,8 @@ pub struct SelfCollision {
     pub contacts: Vec<SelfContact>,
     /// Where the second and third group of `contacts` start ([`split_in_halves`](super::selfcollide::split_in_halves)).
     pub halves: [usize; 2],
-    /// Scratch of the split.
-    pub split_scratch: Vec<SelfContact>,
+    /// Scratch of the split: each contact with its group.
+    pub split_scratch: Vec<(u8, SelfContact)>,
     /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
     pub step_end: Vec<Vec3>,
 }

@@ -70,10 +70,9 @@ impl ProjectionPlan {
         plan.push_phase(Work::Contacts, 0, 1);
         // the self contacts' two halves side by side, then the rest (chunk k projects group k)
         plan.global_start[1] = plan.chunks.len() as u32;
-        let first = plan.chunks.len() as u32;
         for half in 0..2 {
             plan.chunks.push(Chunk { work: Work::SelfContacts, start: half, end: half + 1 });
-            plan.phase_start.push(first);
+            plan.phase_start.push(plan.global_start[1]);
         }
         plan.push_phase(Work::SelfContacts, 2, 3);
         plan.global_start[2] = plan.chunks.len() as u32;

@@ -632,12 +632,13 @@ pub fn project_self_contacts_on(
 /// rest, each group in the order it had. Returns where the second and the third group start. The first two
 /// groups share no particle, so they can be projected at the same time (the rest follows alone), and the order
 /// is a function of the contacts and positions only, not of the thread count. Contacts join particles closer
-/// than the detection band, so few straddle the plane. `scratch` is reused (no allocation once grown).
+/// than the detection band, so few straddle the plane. `scratch` (each contact with its group) is reused: no
+/// allocation once grown.
 pub fn split_in_halves(
     contacts: &mut [SelfContact],
     positions: &[Vec3],
     triangles: &[[u32; 3]],
-    scratch: &mut Vec<SelfContact>,
+    scratch: &mut Vec<(u8, SelfContact)>,
 ) -> [usize; 2] {
     let at = |i: u32| positions.get(i as usize).copied().filter(|p| p.is_finite());
     let (lo, hi, sum, count) = contacts
@@ -669,16 +670,16 @@ pub fn split_in_halves(
             2
         }
     };
+    // each contact's group, computed once; then the groups copied back one after another, each in its order
     scratch.clear();
-    scratch.extend_from_slice(contacts);
-    let mut ends = [0; 2];
-    let mut next = 0;
-    for (g, end) in [0, 1, 2].into_iter().zip(ends.iter_mut().map(Some).chain([None])) {
-        for c in scratch.iter().filter(|c| group(c) == g) {
-            contacts[next] = *c;
+    scratch.extend(contacts.iter().map(|c| (group(c), *c)));
+    let (mut ends, mut next) = ([0; 2], 0);
+    for g in 0..3 {
+        for &(_, c) in scratch.iter().filter(|(of, _)| *of == g) {
+            contacts[next] = c;
             next += 1;
         }
-        if let Some(end) = end {
+        if let Some(end) = ends.get_mut(g as usize) {
             *end = next;
         }
     }
