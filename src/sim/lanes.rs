@@ -18,6 +18,34 @@ use super::constraints::access::ParticleAccess;
 /// Constraints evaluated side by side.
 pub const LANES: usize = 4;
 
+/// Work made of long chains of packed arithmetic, which [`with_avx2`] compiles twice. `run` must be
+/// `#[inline(always)]`, so that its whole body is compiled into each version.
+pub trait PackedWork {
+    fn run(self);
+}
+
+/// Runs `work` compiled for AVX2 where the processor has it (detected at run time, the answer cached), else as
+/// built. The lanes stay four wide; what changes is the encoding: AVX's three-operand instructions need none
+/// of the register copies two-operand SSE makes around every product, and the constraint sweeps, long chains
+/// of packed arithmetic, run about a sixth faster. The bits do not change: the same IEEE operations in the
+/// same order, and Rust never fuses a product and a sum into a multiply–add.
+#[inline(always)]
+pub fn with_avx2(work: impl PackedWork) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor supports AVX2, checked just above.
+        return unsafe { avx2(work) };
+    }
+    work.run();
+}
+
+/// `work.run()` compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn avx2(work: impl PackedWork) {
+    work.run();
+}
+
 /// Four 3-vectors, one per lane.
 #[derive(Clone, Copy, Debug)]
 pub struct Vec3x4 {

@@ -163,7 +163,7 @@ fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], 
 /// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order: four at a time
 /// (`project_dihedral_x4`), so the quads must be of one colour (no two share a particle). The last
 /// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive.
-#[inline]
+#[inline(always)]
 pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
     let n = quads.len().min(rest_angle.len());
     let indices = |q: &[u32; 4]| q.map(|i| i as usize);
@@ -183,7 +183,7 @@ pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angl
 /// One sweep of the cheaper bending model: a distance constraint between the two vertices p3, p4 opposite
 /// each shared edge. Unlike the dihedral term it also resists stretching across the edge. The quads must be of
 /// one colour ([`sweep_distances`]).
-#[inline]
+#[inline(always)]
 pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], k: f32) {
     sweep_distances(p, quads, rest, k, |q| [q[2], q[3]]);
 }
@@ -202,6 +202,7 @@ pub fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], 
 mod tests {
     use super::super::momentum;
     use super::*;
+    use crate::sim::lanes::{PackedWork, with_avx2};
     use bevy::math::Quat;
 
     /// A hinge: shared edge along X, wings folded by `fold` radians from flat.
@@ -335,6 +336,31 @@ mod tests {
         );
         assert_eq!(p, one_by_one);
         assert!(p.iter().all(|v| v.is_finite()));
+    }
+
+    /// One dihedral sweep over disjoint hinges, as [`with_avx2`] runs it.
+    struct DihedralSweep<'a>(&'a mut [Vec3], &'a [f32], &'a [[u32; 4]], &'a [f32]);
+
+    impl PackedWork for DihedralSweep<'_> {
+        #[inline(always)]
+        fn run(self) {
+            sweep_dihedral(&mut Slices { p: self.0, w: self.1 }, self.2, self.3, 0.7);
+        }
+    }
+
+    #[test]
+    fn the_avx2_build_gives_the_bits_of_the_baseline_build() {
+        let hinges = assorted_hinges();
+        let start: Vec<Vec3> = hinges.iter().flatten().copied().collect();
+        let w: Vec<f32> = (0..start.len()).map(|i| 0.5 + (i % 3) as f32).collect();
+        let quads: Vec<[u32; 4]> = (0..hinges.len() as u32).map(|h| [0, 1, 2, 3].map(|c| 4 * h + c)).collect();
+        let rest: Vec<f32> = (0..hinges.len()).map(|h| 0.4 + 0.5 * h as f32).collect();
+        let (mut baseline, mut wide) = (start.clone(), start.clone());
+        DihedralSweep(&mut baseline, &w, &quads, &rest).run();
+        with_avx2(DihedralSweep(&mut wide, &w, &quads, &rest));
+        assert!(baseline.iter().zip(&start).filter(|(a, b)| a != b).count() > 8, "the sweep moved little");
+        let bits = |p: &[Vec3]| p.iter().flat_map(|v| v.to_array().map(f32::to_bits)).collect::<Vec<_>>();
+        assert_eq!(bits(&wide), bits(&baseline));
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub fn color<const N: usize>(constraints: &[[u32; N]], vertex_count: usize) -> C
             // each colour in particle order: tearing appends constraints at the end of the arrays, and the
             // threads sharing a colour's chunks should each keep to their own part of the cloth
             for colour in coloring.offsets.windows(2) {
+                // ties by index: the order a stable sort would give, without its buffer
                 coloring.order[colour[0] as usize..colour[1] as usize]
-                    .sort_by_key(|&k| constraints[k as usize].iter().min().copied());
+                    .sort_unstable_by_key(|&k| (constraints[k as usize].iter().min().copied(), k));
             }
             return coloring;
         }

@@ -17,9 +17,10 @@ use std::sync::Mutex;
 use bevy::math::Vec3;
 
 use self::access::SharedParticles;
-use self::plan::{ProjectionPlan, Work};
+use self::plan::{Chunk, ProjectionPlan, Work};
 use super::cloth::{BendConstraints, Contact, StretchConstraints};
 use super::collide::contacts::project_contacts;
+use super::lanes::{PackedWork, with_avx2};
 use super::parallel::run_phased;
 use super::params::{BendingModel, linearized};
 use super::selfcollide::{SelfContact, project_self_contacts_on};
@@ -130,11 +131,48 @@ pub fn project_constraints(
         return;
     };
     let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
-    let scratch = Mutex::new(scratch);
+    let projector = Projector {
+        particles,
+        stretch,
+        bend,
+        settings,
+        x,
+        triangles,
+        self_contacts,
+        self_contact_halves,
+        thickness,
+        volume_target,
+        scratch: Mutex::new(scratch),
+    };
     let work = |j: usize| {
-        let Some(chunk) = plan.chunks().get(j) else {
-            return;
-        };
+        if let Some(chunk) = plan.chunks().get(j) {
+            with_avx2((&projector, chunk));
+        }
+    };
+    run_phased(&plan.phase_start()[..needed], settings.iterations, settings.parallel, work);
+}
+
+/// What the chunks of one projection read and write.
+struct Projector<'a> {
+    particles: SharedParticles,
+    stretch: &'a StretchConstraints,
+    bend: &'a BendConstraints,
+    settings: SolverSettings,
+    x: &'a [Vec3],
+    triangles: &'a [[u32; 3]],
+    self_contacts: &'a [SelfContact],
+    self_contact_halves: [usize; 2],
+    thickness: f32,
+    volume_target: Option<f32>,
+    scratch: Mutex<ProjectionScratch<'a>>,
+}
+
+/// One chunk of the plan, projected.
+impl PackedWork for (&Projector<'_>, &Chunk) {
+    #[inline(always)]
+    fn run(self) {
+        let (projector, chunk) = self;
+        let Projector { particles, stretch, bend, settings, x, triangles, self_contacts, .. } = *projector;
         let mut view = particles;
         let range = chunk.start as usize..chunk.end as usize;
         match chunk.work {
@@ -157,28 +195,28 @@ pub fn project_constraints(
             }
             Work::Bend => {}
             Work::Contacts => {
-                if let Ok(mut scratch) = scratch.lock() {
+                if let Ok(mut scratch) = projector.scratch.lock() {
                     project_contacts(&mut view, x, scratch.contacts);
                 }
             }
             Work::SelfContacts => {
                 // chunk 0 and 1 (the two halves) run side by side, chunk 2 (the rest) alone
-                let [a, b] = self_contact_halves.map(|i| i.min(self_contacts.len()));
+                let [a, b] = projector.self_contact_halves.map(|i| i.min(self_contacts.len()));
                 let groups = [0..a.min(b), a.min(b)..b, b..self_contacts.len()];
                 if let Some(group) = groups.get(range.start) {
-                    project_self_contacts_on(&mut view, x, triangles, &self_contacts[group.clone()], thickness, 1.0);
+                    let contacts = &self_contacts[group.clone()];
+                    project_self_contacts_on(&mut view, x, triangles, contacts, projector.thickness, 1.0);
                 }
             }
             Work::Volume => {
-                if let (Some(target), Ok(mut scratch)) = (volume_target, scratch.lock()) {
+                if let (Some(target), Ok(mut scratch)) = (projector.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
                     volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
                 }
             }
         }
-    };
-    run_phased(&plan.phase_start()[..needed], settings.iterations, settings.parallel, work);
+    }
 }
 
 /// Test helpers shared by the constraint tests: momenta of a set of particles.

@@ -571,6 +571,7 @@ pub fn project_self_contacts(
 }
 
 /// [`project_self_contacts`] on the predictions and inverse masses of `particles`.
+#[inline(always)]
 pub fn project_self_contacts_on(
     particles: &mut impl ParticleAccess,
     x: &[Vec3],

@@ -10,7 +10,7 @@
 use bevy::math::{BVec4A, Vec3, Vec4};
 
 use super::SelfContact;
-use crate::sim::lanes::{LANES, Vec3x4};
+use crate::sim::lanes::{LANES, PackedWork, Vec3x4, with_avx2};
 
 /// Barycentric tolerance of the narrow phase: a vertex counts as over a triangle while all barycentrics of its
 /// projection are ≥ −`BARY_MARGIN`.
@@ -51,24 +51,33 @@ impl<'a> NarrowPhase<'a> {
 
     /// Tests the pairs still queued.
     pub fn flush(&mut self, found: &mut Vec<Found>) {
-        let len = std::mem::take(&mut self.len);
+        with_avx2((self, found));
+    }
+}
+
+/// The narrow phase's test of its queued pairs.
+impl PackedWork for (&mut NarrowPhase<'_>, &mut Vec<Found>) {
+    #[inline(always)]
+    fn run(self) {
+        let (narrow, found) = self;
+        let len = std::mem::take(&mut narrow.len);
         if len == 0 {
             return;
         }
         // unused lanes repeat the first pair; their answers are dropped
-        let pairs: [[u32; 2]; LANES] = std::array::from_fn(|i| self.pending[if i < len { i } else { 0 }]);
+        let pairs: [[u32; 2]; LANES] = std::array::from_fn(|i| narrow.pending[if i < len { i } else { 0 }]);
         // an index out of range reads NaN, which no lane accepts
-        let corner = |k: usize| pairs.map(|[_, t]| self.triangles.get(t as usize).map_or(u32::MAX, |tri| tri[k]));
+        let corner = |k: usize| pairs.map(|[_, t]| narrow.triangles.get(t as usize).map_or(u32::MAX, |tri| tri[k]));
         let gather = |positions: &[Vec3], ids: [u32; LANES]| {
             let at = |i: u32| positions.get(i as usize).copied().unwrap_or(Vec3::NAN);
             Vec3x4::new(at(ids[0]), at(ids[1]), at(ids[2]), at(ids[3]))
         };
         let vertices = pairs.map(|[v, _]| v);
         let corners = [corner(0), corner(1), corner(2)];
-        let (xq, pq) = (gather(self.x, vertices), gather(self.p, vertices));
-        let xt = corners.map(|ids| gather(self.x, ids));
-        let pt = corners.map(|ids| gather(self.p, ids));
-        let (hits, d0) = sweep_contacts(xq, pq, xt, pt, self.h);
+        let (xq, pq) = (gather(narrow.x, vertices), gather(narrow.p, vertices));
+        let xt = corners.map(|ids| gather(narrow.x, ids));
+        let pt = corners.map(|ids| gather(narrow.p, ids));
+        let (hits, d0) = sweep_contacts(xq, pq, xt, pt, narrow.h);
         let hits = hits.bitmask();
         for (lane, &[vertex, triangle]) in pairs.iter().enumerate().take(len) {
             if hits & (1 << lane) != 0 {
