@@ -30,15 +30,7 @@ pub fn color<const N: usize>(constraints: &[[u32; N]], vertex_count: usize) -> C
     let mut words = 1;
     loop {
         if let Some(colors) = try_color(constraints, vertex_count, words) {
-            let mut coloring = group(&colors);
-            // each colour in particle order: tearing appends constraints at the end of the arrays, and the
-            // threads sharing a colour's chunks should each keep to their own part of the cloth
-            for colour in coloring.offsets.windows(2) {
-                // ties by index: the order a stable sort would give, without its buffer
-                coloring.order[colour[0] as usize..colour[1] as usize]
-                    .sort_unstable_by_key(|&k| (constraints[k as usize].iter().min().copied(), k));
-            }
-            return coloring;
+            return group(&colors, &by_lowest_particle(constraints, vertex_count));
         }
         words *= 2;
     }
@@ -66,8 +58,29 @@ fn try_color<const N: usize>(constraints: &[[u32; N]], vertex_count: usize, word
     Some(colors)
 }
 
-/// Stable grouping of constraint indices by colour.
-fn group(colors: &[u32]) -> Coloring {
+/// The constraint indices ordered by their lowest particle (ties by index): a counting sort, linear in the
+/// constraints and particles. Each colour keeps this order (the threads sharing a colour's chunks should each
+/// keep to their own part of the cloth; tearing appends constraints at the end of the arrays).
+fn by_lowest_particle<const N: usize>(constraints: &[[u32; N]], vertex_count: usize) -> Vec<u32> {
+    let lowest = |c: &[u32; N]| c.iter().map(|&i| (i as usize).min(vertex_count)).min().unwrap_or(vertex_count);
+    let mut start = vec![0u32; vertex_count + 2];
+    for c in constraints {
+        start[lowest(c) + 1] += 1;
+    }
+    for i in 0..=vertex_count {
+        start[i + 1] += start[i];
+    }
+    let mut order = vec![0u32; constraints.len()];
+    for (k, c) in constraints.iter().enumerate() {
+        let slot = &mut start[lowest(c)];
+        order[*slot as usize] = k as u32;
+        *slot += 1;
+    }
+    order
+}
+
+/// Groups the constraint indices of `sequence` by colour, each colour in the order of `sequence`.
+fn group(colors: &[u32], sequence: &[u32]) -> Coloring {
     let count = colors.iter().max().map_or(0, |&c| c as usize + 1);
     let mut offsets = vec![0u32; count + 1];
     for &c in colors {
@@ -78,9 +91,10 @@ fn group(colors: &[u32]) -> Coloring {
     }
     let mut next = offsets.clone();
     let mut order = vec![0u32; colors.len()];
-    for (k, &c) in colors.iter().enumerate() {
-        order[next[c as usize] as usize] = k as u32;
-        next[c as usize] += 1;
+    for &k in sequence {
+        let c = colors[k as usize] as usize;
+        order[next[c] as usize] = k;
+        next[c] += 1;
     }
     Coloring { order, offsets }
 }
@@ -126,6 +140,22 @@ mod tests {
         let (ne, nq) = (edge_colors.offsets.len() - 1, quad_colors.offsets.len() - 1);
         assert!((6..=10).contains(&ne), "{ne} edge colours");
         assert!((8..=20).contains(&nq), "{nq} quad colours");
+    }
+
+    #[test]
+    fn each_colour_is_in_order_of_lowest_particle_then_index() {
+        // a torn-looking constraint list: a grid's quads, then some appended out of order
+        let mesh = grid(12, 9, 1.0, 1.0).unwrap();
+        let (_, mut quads) = edges_and_bend_quads(&mesh.triangles).unwrap();
+        let n = mesh.positions.len() as u32;
+        quads.extend((0..40).map(|i| [(i * 7) % n, (i * 13 + 5) % n, n + i, n + 40 + i]));
+        let coloring = color(&quads, (n + 80) as usize);
+        assert_valid(&quads, (n + 80) as usize, &coloring);
+        for range in coloring.offsets.windows(2) {
+            let colour = &coloring.order[range[0] as usize..range[1] as usize];
+            let key = |&k: &u32| (quads[k as usize].iter().min().copied(), k);
+            assert!(colour.windows(2).all(|pair| key(&pair[0]) < key(&pair[1])), "{colour:?}");
+        }
     }
 
     #[test]
