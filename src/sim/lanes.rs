@@ -2,6 +2,8 @@
 //! 3-vector per constraint in the lanes of three [`Vec4`]s (x, y, z), so the sweeps evaluate four projections,
 //! and the self-collision narrow phase four vertex–triangle pairs, with one packed instruction per scalar
 //! operation (SSE2 on x86-64, NEON on aarch64) instead of shuffling each `Vec3` into and out of a register.
+//! The sweeps and the narrow phase run through [`with_avx2`], which compiles them a second time for AVX2 and
+//! picks that build at run time where the processor has it.
 //!
 //! Constraints of one colour share no particle (the solver's colouring, [`super::constraints::coloring`]), so reading the four constraints' particles
 //! before moving any of them gives exactly the result of projecting them one after another. Every lane

@@ -267,10 +267,15 @@ impl Shape {
 
     /// Whether any point of the axis-aligned box `min`–`max` may lie inside the shape. Conservative, from the
     /// signed distance being 1-Lipschitz: no point of the box is closer to the surface than the box centre's
-    /// distance minus the half-diagonal. Lets line (8) skip a whole cloth far from a collider.
+    /// distance minus the half-diagonal. Exact for a plane: the box's corner deepest along the normal. Lets
+    /// line (8) skip a whole cloth, or a slice of its vertices, far from a collider.
     pub fn may_touch_box(&self, min: Vec3, max: Vec3) -> bool {
-        let (center, half_diagonal) = ((min + max) * 0.5, (max - min).length() * 0.5);
-        self.signed_distance(center) <= half_diagonal
+        let (center, half) = ((min + max) * 0.5, (max - min) * 0.5);
+        match *self {
+            // a slice of a hanging sheet is wide and flat: its half-diagonal would reach the floor from far above
+            Shape::Plane { normal, .. } => self.signed_distance(center) <= half.dot(normal.abs()),
+            _ => self.signed_distance(center) <= half.length(),
+        }
     }
 
     /// The collision constraint of line (8) for a vertex moving x→p: the continuous entry point if the ray
@@ -352,6 +357,12 @@ mod tests {
         let far = Shape::Sphere { center: Vec3::new(0.0, 5.0, 0.0), radius: 1.0 };
         assert!(!far.may_touch_box(min, max));
         assert!(!shapes[0].may_touch_box(Vec3::new(-0.2, 1.0, -0.2), Vec3::new(0.2, 2.0, 0.2)));
+        // a wide, flat box just above a plane, tilted or not, is culled; one reaching below it is not
+        for normal in [Vec3::Y, Vec3::new(0.1, 1.0, -0.2).normalize()] {
+            let plane = Shape::Plane { point: Vec3::ZERO, normal };
+            assert!(!plane.may_touch_box(Vec3::new(-1.0, 0.35, -0.05), Vec3::new(1.0, 0.4, 0.05)));
+            assert!(plane.may_touch_box(Vec3::new(-1.0, -0.01, -0.05), Vec3::new(1.0, 0.4, 0.05)));
+        }
     }
 
     #[test]
