@@ -529,10 +529,10 @@ pub fn find_self_contacts(
     }
 }
 
-/// Most candidate triangles one vertex sends to the narrow phase per step. A vertex of a flat sheet has about
-/// 20 triangles whose boxes overlap its ray, one in a crumpled pile of the `tearing` runs between 500 and 1,000;
-/// every shipped preset and every `tearing` run with 3–6 iterations or substeps gives the same result with
-/// this bound as without it. It binds when a torn cloth has collapsed into a clump where thousands of triangles
+/// Most candidate triangles one vertex sends to the narrow phase per step. A vertex of a flat sheet has a few
+/// triangles besides its own whose boxes overlap its ray, one in a crumpled pile of the `tearing` runs more than
+/// 512 (a bound of 512 changed one of those runs); every shipped preset and every `tearing` run with 3–6
+/// iterations or substeps gives the same result with this bound as without it. It binds when a torn cloth has collapsed into a clump where thousands of triangles
 /// overlap one point (`tearing` with 2 substeps: up to 4,600), whose search took 300 ms a frame. The candidates
 /// beyond it, in the hash's order, are dropped, so only there do the contacts depend on the hash's layout
 /// (never on the thread count: a vertex meets its candidates in the same order whichever vertices share its
