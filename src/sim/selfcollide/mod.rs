@@ -509,7 +509,7 @@ pub fn find_self_contacts(
         for group in queries.chunk_by(|a, b| a.cells == b.cells) {
             hash.for_each_overlap(group, |v, t| {
                 if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
-                    && let Some(count) = tested.get_mut(v as usize - first)
+                    && let Some(count) = tested.get_mut((v as usize).wrapping_sub(first))
                     && *count < MAX_CANDIDATES_PER_VERTEX
                 {
                     *count += 1;
@@ -531,12 +531,12 @@ pub fn find_self_contacts(
 
 /// Most candidate triangles one vertex sends to the narrow phase per step. A vertex of a flat sheet has a few
 /// triangles besides its own whose boxes overlap its ray, one in a crumpled pile of the `tearing` runs more than
-/// 512 (a bound of 512 changed one of those runs); every shipped preset and every `tearing` run with 3–6
-/// iterations or substeps gives the same result with this bound as without it. It binds when a torn cloth has collapsed into a clump where thousands of triangles
-/// overlap one point (`tearing` with 2 substeps: up to 4,600), whose search took 300 ms a frame. The candidates
-/// beyond it, in the hash's order, are dropped, so only there do the contacts depend on the hash's layout
-/// (never on the thread count: a vertex meets its candidates in the same order whichever vertices share its
-/// query).
+/// 512 (a bound of 512 changed one of those runs); every shipped preset and every `tearing` run with 3–6 iterations
+/// or substeps gives the same result with this bound as without it. It binds when a torn cloth has collapsed into a
+/// clump where thousands of triangles overlap one point (`tearing` with 2 substeps: up to 4,600), whose search took
+/// 300 ms a frame. The candidates beyond it, in the hash's order, are dropped, so only there do the contacts depend
+/// on the hash's layout (never on the thread count: a vertex meets its candidates in the same order whichever
+/// vertices share its query).
 pub const MAX_CANDIDATES_PER_VERTEX: u32 = 1024;
 
 /// Most self contacts one vertex keeps per step: those whose triangles were nearest at the start (the
