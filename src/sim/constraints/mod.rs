@@ -107,16 +107,7 @@ pub fn project_constraints(
     scratch: ProjectionScratch,
     settings: SolverSettings,
 ) {
-    let ClothConstraints {
-        stretch,
-        bend,
-        plan,
-        triangles,
-        self_contacts,
-        self_contact_halves,
-        thickness,
-        volume_target,
-    } = cloth;
+    let ClothConstraints { stretch, bend, plan, self_contacts, volume_target, .. } = cloth;
     let n = p.len();
     if !plan.is_for(stretch, bend) || stretch.vertex_count() != n || bend.vertex_count() != n || w.len() != n {
         debug_assert!(false, "projection plan or constraints do not match the particles");
@@ -131,19 +122,7 @@ pub fn project_constraints(
         return;
     };
     let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
-    let projector = Projector {
-        particles,
-        stretch,
-        bend,
-        settings,
-        x,
-        triangles,
-        self_contacts,
-        self_contact_halves,
-        thickness,
-        volume_target,
-        scratch: Mutex::new(scratch),
-    };
+    let projector = Projector { particles, cloth, settings, x, scratch: Mutex::new(scratch) };
     let work = |j: usize| {
         if let Some(chunk) = plan.chunks().get(j) {
             with_avx2((&projector, chunk));
@@ -155,15 +134,9 @@ pub fn project_constraints(
 /// What the chunks of one projection read and write.
 struct Projector<'a> {
     particles: SharedParticles,
-    stretch: &'a StretchConstraints,
-    bend: &'a BendConstraints,
+    cloth: ClothConstraints<'a>,
     settings: SolverSettings,
     x: &'a [Vec3],
-    triangles: &'a [[u32; 3]],
-    self_contacts: &'a [SelfContact],
-    self_contact_halves: [usize; 2],
-    thickness: f32,
-    volume_target: Option<f32>,
     scratch: Mutex<ProjectionScratch<'a>>,
 }
 
@@ -172,7 +145,8 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
     #[inline(always)]
     fn run(self) {
         let (projector, chunk) = self;
-        let Projector { particles, stretch, bend, settings, x, triangles, self_contacts, .. } = *projector;
+        let Projector { particles, cloth, settings, x, .. } = *projector;
+        let ClothConstraints { stretch, bend, triangles, self_contacts, self_contact_halves, thickness, .. } = cloth;
         let mut view = particles;
         let range = chunk.start as usize..chunk.end as usize;
         match chunk.work {
@@ -201,15 +175,15 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
             }
             Work::SelfContacts => {
                 // chunk 0 and 1 (the two halves) run side by side, chunk 2 (the rest) alone
-                let [a, b] = projector.self_contact_halves.map(|i| i.min(self_contacts.len()));
+                let [a, b] = self_contact_halves.map(|i| i.min(self_contacts.len()));
                 let groups = [0..a.min(b), a.min(b)..b, b..self_contacts.len()];
                 if let Some(group) = groups.get(range.start) {
                     let contacts = &self_contacts[group.clone()];
-                    project_self_contacts_on(&mut view, x, triangles, contacts, projector.thickness, 1.0);
+                    project_self_contacts_on(&mut view, x, triangles, contacts, thickness, 1.0);
                 }
             }
             Work::Volume => {
-                if let (Some(target), Ok(mut scratch)) = (projector.volume_target, projector.scratch.lock()) {
+                if let (Some(target), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
                     volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
