@@ -25,6 +25,13 @@
 //! swamping the search: a vertex sends at most [`MAX_CANDIDATES_PER_VERTEX`] candidates to the narrow phase
 //! and keeps at most [`MAX_CONTACTS_PER_VERTEX`] contacts; neither binds in the shipped scenes.
 //!
+//! Before the hash, normal cones (`patches.rs`, the curvature criterion of Volino and Magnenat-Thalmann) rule
+//! out the pairs that lie on one smooth, untorn piece of cloth: such a piece is a height field and cannot meet
+//! itself. Only the triangles and vertices of patches that may touch another patch enter the hash and query it,
+//! and a pair is tested only if its two patches may touch. This removes pairs, never contacts, as long as the
+//! detection band is below the triangles' heights (see `patches.rs`); on a hanging, untouched curtain it skips
+//! most of the search.
+//!
 //! The narrow phase is vertex–triangle only, as in the paper (no edge–edge tests). The signed distance of the
 //! vertex to the triangle's plane is taken at the start (vertex and triangle at x) and at the end (both at p)
 //! and interpolated linearly in between — exact for translating triangles, an approximation for rotating ones.
@@ -81,10 +88,12 @@
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
 
 use self::narrow::{Found, NarrowPhase, barycentric, unit_normal};
+use self::patches::Patches;
 use super::constraints::access::{ParticleAccess, Slices};
 use super::parallel::SliceOutputs;
 
 mod narrow;
+mod patches;
 
 pub use self::narrow::BARY_MARGIN;
 
@@ -189,14 +198,27 @@ impl SpatialHash {
     /// for the boxes and cells; the table is the same either way.
     pub fn rebuild_swept(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32, parallel: bool) {
         let margin = if margin.is_finite() { margin.max(0.0) } else { 0.0 };
-        let table = (triangles.len() * TABLE_CELLS_PER_TRIANGLE).next_power_of_two().max(MIN_TABLE_SIZE);
-        let cell_size = self.median_extent(start, end, triangles, margin);
+        let bound = |t: usize| swept_bounds(start, end, &triangles[t], margin);
+        self.rebuild_boxes(triangles.len(), parallel, bound, |_| true);
+    }
+
+    /// Rebuilds the hash over `count` triangles whose boxes are `bound(t)` ([`swept_bounds`]), entering only
+    /// those for which `include(t)`: the others are never reported (the cell size is the same either way).
+    pub fn rebuild_boxes(
+        &mut self,
+        count: usize,
+        parallel: bool,
+        bound: impl Fn(usize) -> [Vec3; 2] + Sync,
+        include: impl Fn(usize) -> bool + Sync,
+    ) {
+        let table = (count * TABLE_CELLS_PER_TRIANGLE).next_power_of_two().max(MIN_TABLE_SIZE);
+        let cell_size = self.median_extent(count, &bound);
         self.grid = Grid { cell_size, inv_cell: 1.0 / cell_size, mask: (table - 1) as u32 };
 
         // Pass 1, by slices of triangles: boxes, levels, cells and table cells.
         let grid = self.grid;
-        let slices = self.slices.run(triangles.len(), MIN_REBUILD_SLICE, parallel, |range, slice| {
-            slice.fill(grid, range, (start, end, triangles), margin);
+        let slices = self.slices.run(count, MIN_REBUILD_SLICE, parallel, |range, slice| {
+            slice.fill(grid, range, &bound, &include);
         });
         // Count the entries of each table cell, in triangle order.
         self.bounds.clear();
@@ -240,17 +262,11 @@ impl SpatialHash {
 
     /// The median of the largest extents of the valid boxes of (at most about [`MEDIAN_SAMPLES`], evenly
     /// spread) `triangles`: the level-0 cell size; 1 if there is none.
-    fn median_extent(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32) -> f32 {
-        let stride = (triangles.len() / MEDIAN_SAMPLES).max(1);
+    fn median_extent(&mut self, count: usize, bound: impl Fn(usize) -> [Vec3; 2]) -> f32 {
+        let stride = (count / MEDIAN_SAMPLES).max(1);
         self.extents.clear();
-        self.extents.extend(
-            triangles
-                .iter()
-                .step_by(stride)
-                .map(|tri| swept_bounds(start, end, tri, margin))
-                .map(|b| (b[1] - b[0]).max_element())
-                .filter(|e| *e >= 0.0),
-        );
+        self.extents
+            .extend((0..count).step_by(stride).map(bound).map(|b| (b[1] - b[0]).max_element()).filter(|e| *e >= 0.0));
         let middle = self.extents.len() / 2;
         match self.extents.get(middle) {
             Some(_) => {
@@ -401,15 +417,15 @@ impl RebuildSlice {
         &mut self,
         grid: Grid,
         range: std::ops::Range<usize>,
-        (start, end, triangles): (&[Vec3], &[Vec3], &[[u32; 3]]),
-        margin: f32,
+        bound: impl Fn(usize) -> [Vec3; 2],
+        include: impl Fn(usize) -> bool,
     ) {
         self.bounds.clear();
         self.entries.clear();
         self.oversized.clear();
         self.levels = 0;
-        for (t, tri) in range.clone().zip(&triangles[range]) {
-            let b = swept_bounds(start, end, tri, margin);
+        for t in range {
+            let b = if include(t) { bound(t) } else { EMPTY_BOX };
             self.bounds.push(b);
             if !b[0].cmple(b[1]).all() {
                 continue;
@@ -441,6 +457,9 @@ const MIN_QUERY_SLICE: usize = 64;
 /// The spatial hash of [`find_self_contacts`] and the contacts each vertex query slice found, reused every step.
 #[derive(Clone, Debug, Default)]
 pub struct SelfContactSearch {
+    /// Test every pair whose boxes overlap, with no normal-cone culling (for comparisons).
+    pub full_search: bool,
+    patches: Patches,
     hash: SpatialHash,
     slices: SliceOutputs<QuerySlice>,
 }
@@ -459,7 +478,8 @@ impl SelfContactSearch {
     pub fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers();
         slices.iter().filter_map(|slice| slice.lock().ok()).fold(
-            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len()),
+            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len())
+                ^ self.patches.capacity_fingerprint().rotate_left(17),
             |acc, slice| {
                 acc.wrapping_mul(1_000_003)
                     .wrapping_add(slice.found.capacity())
@@ -488,8 +508,18 @@ pub fn find_self_contacts(
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
-    let SelfContactSearch { hash, slices } = search;
-    hash.rebuild_swept(x, p, triangles, h, parallel);
+    let SelfContactSearch { full_search, patches, hash, slices } = search;
+    let cull = !*full_search;
+    if cull {
+        patches.update(x, p, triangles, h, parallel);
+    }
+    let patches = &*patches;
+    if cull {
+        let bound = |t: usize| patches.triangle_bounds().get(t).copied().unwrap_or(EMPTY_BOX);
+        hash.rebuild_boxes(triangles.len(), parallel, bound, |t| patches.triangle_needed(t));
+    } else {
+        hash.rebuild_swept(x, p, triangles, h, parallel);
+    }
     let n = x.len().min(p.len());
     let hash = &*hash;
     let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, slice| {
@@ -501,7 +531,8 @@ pub fn find_self_contacts(
         let first = vertices.start;
         queries.extend(vertices.filter_map(|v| {
             let (xq, pq) = (x[v], p[v]);
-            (xq.is_finite() && pq.is_finite()).then(|| hash.query(xq.min(pq), xq.max(pq), v as u32)).flatten()
+            let needed = !cull || patches.vertex_needed(v);
+            (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(xq.min(pq), xq.max(pq), v as u32)).flatten()
         }));
         // vertices whose rays start and end in the same cells look the hash up together
         queries.sort_unstable_by_key(|q| (q.cells[0].to_array(), q.cells[1].to_array(), q.id));
@@ -509,6 +540,7 @@ pub fn find_self_contacts(
         for group in queries.chunk_by(|a, b| a.cells == b.cells) {
             hash.for_each_overlap(group, |v, t| {
                 if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
+                    && (!cull || patches.pair_needed(v, t))
                     && let Some(count) = tested.get_mut((v as usize).wrapping_sub(first))
                     && *count < MAX_CANDIDATES_PER_VERTEX
                 {

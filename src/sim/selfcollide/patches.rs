@@ -1,0 +1,582 @@
+//! Normal-cone culling of the self-collision search (§4.3): which vertex–triangle pairs cannot touch because
+//! they lie on one smooth, untorn piece of cloth.
+//!
+//! The curvature criterion of Volino and Magnenat-Thalmann (1994; also Provot 1997, and the cloth collision
+//! hierarchies of Mezger et al. 2003): a connected piece of surface whose normals all lie within a cone of
+//! half-angle below 90° is a height field over the plane across the cone's axis, so it cannot meet itself. The
+//! mesh is cut once into compact [`Patches`] of edge-connected triangles; every step, each patch's cone
+//! covers its triangles' normals at the start (x) and at the end (p) of the step (a unit normal turning
+//! between the two stays on the arc joining them, inside any cap of half-angle below 90° that holds both ends).
+//! A vertex–triangle pair is tested only if the boxes of their patches overlap and the patches are not
+//! culled:
+//! - a patch with itself, when it is *intact* (no tear has changed its triangles since it was cut) and its
+//!   cone is narrower than [`FLAT_HALF_ANGLE`];
+//! - two patches that share a mesh edge, both intact, when a cone narrower than [`FLAT_HALF_ANGLE`] holds both
+//!   (a conservative bound from the two cones).
+//!
+//! Patches are small and compact (at most [`MAX_PATCH_TRIANGLES`]-ish triangles grown by breadth-first
+//! search), so the contour condition of the criterion (the piece's border must not overlap itself when seen
+//! along the axis) holds without being tested: an intact compact patch cannot wrap around onto itself without
+//! stretching far beyond what the stretch constraints allow, and two intact patches joined along an edge
+//! cannot fold over each other without turning one of them over, which widens the cone.
+//!
+//! Why 45°, not the criterion's 90°: the criterion rules out crossings, but the contact predicate also holds a
+//! vertex within the detection band of a triangle's plane. Across a hinge bent by β (the angle between the two
+//! normals) the opposite vertex projects onto its neighbour's plane cos β·(its height) outside the shared edge,
+//! so it can only count as over the neighbour (barycentrics ≥ −[`BARY_MARGIN`](super::BARY_MARGIN)) for β
+//! near 90° or more, and it then lies a whole triangle height away from the plane. Normals within 45° of an
+//! axis differ by at most 90°, so a culled pair could only have touched if the band exceeded the triangles'
+//! heights — the module docs' rule for the thickness already excludes that.
+//!
+//! The culling removes pairs, never adds one: the contacts found are those of the full search minus pairs on
+//! smooth, untorn cloth (where a full search finds none at all when the band is below the triangle heights).
+
+use bevy::math::Vec3;
+
+use super::{EMPTY_BOX, corners, swept_bounds};
+use crate::sim::parallel::SliceOutputs;
+
+/// Cones narrower than this (radians) count as flat: see the module docs.
+pub const FLAT_HALF_ANGLE: f32 = std::f32::consts::FRAC_PI_4;
+/// Triangles per patch: a mesh is cut into patches of about this many edge-connected triangles (more for very
+/// large meshes, so there are at most [`MAX_PATCHES`]).
+pub const MAX_PATCH_TRIANGLES: usize = 32;
+/// Most patches: the pairwise box test is quadratic in their number.
+const MAX_PATCHES: usize = 256;
+/// Triangles per slice of the per-step pass at least: below that it runs on one thread.
+const MIN_SLICE: usize = 1024;
+/// No patch (a vertex in no triangle).
+const NONE: u32 = u32::MAX;
+
+/// The patches of one cloth mesh and, after [`Patches::update`], which pairs of them the search must test.
+#[derive(Clone, Debug, Default)]
+pub struct Patches {
+    /// The triangles the patches were cut from (to tell which patches tearing has changed).
+    cut_from: Vec<[u32; 3]>,
+    /// The triangles at the last update (topology work is redone only when they change).
+    seen: Vec<[u32; 3]>,
+    /// Per triangle: its patch.
+    patch_of: Vec<u32>,
+    /// Per vertex: the patch of the first triangle that has it, or [`NONE`].
+    owner: Vec<u32>,
+    /// Some vertex is in no triangle: it is tested against every triangle.
+    loose_vertices: bool,
+    /// Per patch: whether its triangles are still those it was cut from.
+    intact: Vec<bool>,
+    /// Per patch: the patches it shares a mesh edge with (in the mesh they were cut from), as offsets into
+    /// `neighbours`.
+    neighbour_start: Vec<u32>,
+    neighbours: Vec<u32>,
+    /// Per triangle, this step: its swept box, grown as in the hash.
+    triangle_bounds: Vec<[Vec3; 2]>,
+    /// Per patch, this step: box, unit cone axis and half-angle (∞ if some normal is missing).
+    bounds: Vec<[Vec3; 2]>,
+    axis: Vec<Vec3>,
+    half_angle: Vec<f32>,
+    /// Scratch: per patch, the least cosine between its axis and a normal.
+    least_cos: Vec<f32>,
+    /// Per patch, this step: its flat region (see [`Patches::grow_flat_regions`]), or [`NONE`].
+    region_of: Vec<u32>,
+    queue: Vec<u32>,
+    /// Scratch: the patches with a box, by the box's lowest x.
+    order: Vec<u32>,
+    /// Patch × patch bits, this step: the pair must be searched.
+    active: BitMatrix,
+    /// Per patch, this step: it is in some active pair.
+    needed: Vec<bool>,
+    slices: SliceOutputs<TriangleSlice>,
+}
+
+/// Per triangle of one slice: its swept box and its unit normals at the start and end (`None` if degenerate).
+#[derive(Debug, Default)]
+struct TriangleSlice {
+    boxes: Vec<[Vec3; 2]>,
+    normals: Vec<Option<[Vec3; 2]>>,
+}
+
+/// A square matrix of bits.
+#[derive(Clone, Debug, Default)]
+struct BitMatrix {
+    words_per_row: usize,
+    words: Vec<u64>,
+}
+
+impl BitMatrix {
+    fn reset(&mut self, n: usize) {
+        self.words_per_row = n.div_ceil(64);
+        self.words.clear();
+        self.words.resize(self.words_per_row * n, 0);
+    }
+
+    fn set_both(&mut self, a: usize, b: usize) {
+        self.words[a * self.words_per_row + b / 64] |= 1 << (b % 64);
+        self.words[b * self.words_per_row + a / 64] |= 1 << (a % 64);
+    }
+
+    #[inline]
+    fn get(&self, a: usize, b: usize) -> bool {
+        self.words.get(a * self.words_per_row + b / 64).is_some_and(|w| w & (1 << (b % 64)) != 0)
+    }
+}
+
+impl Patches {
+    /// Brings the patches up to date with `triangles` over `vertex_count` vertices and computes this step's
+    /// cones and boxes (triangles swept from `start` to `end`, grown by `margin` as in the hash) and the
+    /// active pairs. With `parallel` the per-triangle work is shared by the compute pool's threads.
+    pub fn update(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32, parallel: bool) {
+        let vertex_count = start.len().min(end.len());
+        if self.patch_of.len() != triangles.len() {
+            self.cut(triangles);
+        }
+        if self.seen != triangles || self.owner.len() != vertex_count {
+            self.follow_topology(triangles, vertex_count);
+        }
+        let slices = self.slices.run(triangles.len(), MIN_SLICE, parallel, |range, slice| {
+            slice.boxes.clear();
+            slice.normals.clear();
+            for tri in &triangles[range] {
+                slice.boxes.push(swept_bounds(start, end, tri, margin));
+                let normal = |at: &[Vec3]| corners(at, tri).and_then(cone_normal);
+                slice.normals.push(normal(start).zip(normal(end)).map(|(a, b)| [a, b]));
+            }
+        });
+        let count = self.intact.len();
+        self.bounds.clear();
+        self.bounds.resize(count, EMPTY_BOX);
+        self.axis.clear();
+        self.axis.resize(count, Vec3::ZERO);
+        self.half_angle.clear();
+        self.half_angle.resize(count, 0.0);
+        self.triangle_bounds.clear();
+        // boxes and axes (sum of unit normals), then the widest angle from the axis
+        let mut t = 0;
+        for slice in slices {
+            let Ok(slice) = slice.lock() else { continue };
+            self.triangle_bounds.extend_from_slice(&slice.boxes);
+            for (b, n) in slice.boxes.iter().zip(&slice.normals) {
+                let k = self.patch_of[t] as usize;
+                t += 1;
+                if b[0].cmple(b[1]).all() {
+                    self.bounds[k] = [self.bounds[k][0].min(b[0]), self.bounds[k][1].max(b[1])];
+                }
+                match n {
+                    Some([a, b]) => self.axis[k] += *a + *b,
+                    None => self.half_angle[k] = f32::INFINITY,
+                }
+            }
+        }
+        for (a, h) in self.axis.iter_mut().zip(self.half_angle.iter_mut()) {
+            match a.try_normalize() {
+                Some(unit) => *a = unit,
+                None => *h = f32::INFINITY,
+            }
+        }
+        self.least_cos.clear();
+        self.least_cos.resize(count, 1.0);
+        let mut t = 0;
+        for slice in slices {
+            let Ok(slice) = slice.lock() else { continue };
+            for n in &slice.normals {
+                let k = self.patch_of[t] as usize;
+                t += 1;
+                if let Some([a, b]) = n {
+                    self.least_cos[k] = self.least_cos[k].min(self.axis[k].dot(*a)).min(self.axis[k].dot(*b));
+                }
+            }
+        }
+        for (h, c) in self.half_angle.iter_mut().zip(&self.least_cos) {
+            if h.is_finite() {
+                *h = c.clamp(-1.0, 1.0).acos();
+            }
+        }
+        self.mark_active_pairs();
+    }
+
+    /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
+    pub fn capacity_fingerprint(&self) -> usize {
+        let slices = self.slices.buffers().iter().filter_map(|slice| slice.lock().ok());
+        [
+            self.seen.capacity(),
+            self.triangle_bounds.capacity(),
+            self.order.capacity(),
+            self.owner.capacity(),
+            self.bounds.capacity(),
+            self.axis.capacity(),
+            self.half_angle.capacity(),
+            self.least_cos.capacity(),
+            self.region_of.capacity(),
+            self.queue.capacity(),
+            self.active.words.capacity(),
+            self.needed.capacity(),
+            slices
+                .fold(0, |acc, s| acc.wrapping_mul(31).wrapping_add(s.boxes.capacity() + (s.normals.capacity() << 20))),
+        ]
+        .iter()
+        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+    }
+
+    /// Per triangle: its swept box of the last [`Self::update`] ([`swept_bounds`]).
+    pub fn triangle_bounds(&self) -> &[[Vec3; 2]] {
+        &self.triangle_bounds
+    }
+
+    /// Whether vertex `v`'s queries are needed: its patch is in an active pair (or it is in no triangle).
+    #[inline]
+    pub fn vertex_needed(&self, v: usize) -> bool {
+        self.owner.get(v).is_none_or(|&k| k == NONE || self.needed.get(k as usize).copied().unwrap_or(true))
+    }
+
+    /// Whether triangle `t` must be in the hash: its patch is in an active pair (or some vertex is in no
+    /// triangle).
+    #[inline]
+    pub fn triangle_needed(&self, t: usize) -> bool {
+        self.loose_vertices
+            || self.patch_of.get(t).is_none_or(|&k| self.needed.get(k as usize).copied().unwrap_or(true))
+    }
+
+    /// Whether the pair (vertex `v`, triangle `t`) must be tested.
+    #[inline]
+    pub fn pair_needed(&self, v: u32, t: u32) -> bool {
+        match (self.owner.get(v as usize), self.patch_of.get(t as usize)) {
+            (Some(&a), Some(&b)) if a != NONE => self.active.get(a as usize, b as usize),
+            _ => true,
+        }
+    }
+
+    /// Cuts `triangles` into patches of edge-connected triangles grown breadth-first, each from the lowest
+    /// triangle not yet in a patch; records which patches share an edge.
+    fn cut(&mut self, triangles: &[[u32; 3]]) {
+        let size = MAX_PATCH_TRIANGLES.max(triangles.len().div_ceil(MAX_PATCHES));
+        // edges sorted by their vertices: equal neighbours are the triangles across an edge
+        let mut edges: Vec<([u32; 2], u32)> = triangles
+            .iter()
+            .enumerate()
+            .flat_map(|(t, tri)| (0..3).map(move |k| (sorted_edge(tri[k], tri[(k + 1) % 3]), t as u32)))
+            .collect();
+        edges.sort_unstable();
+        let mut across: Vec<Vec<u32>> = vec![Vec::new(); triangles.len()];
+        for run in edges.chunk_by(|a, b| a.0 == b.0) {
+            for (i, a) in run.iter().enumerate() {
+                for b in &run[i + 1..] {
+                    across[a.1 as usize].push(b.1);
+                    across[b.1 as usize].push(a.1);
+                }
+            }
+        }
+        self.patch_of = vec![NONE; triangles.len()];
+        let mut count = 0u32;
+        let mut queue = std::collections::VecDeque::new();
+        for seed in 0..triangles.len() {
+            if self.patch_of[seed] != NONE {
+                continue;
+            }
+            let mut taken = 0;
+            self.patch_of[seed] = count;
+            queue.clear();
+            queue.push_back(seed as u32);
+            while let Some(t) = queue.pop_front() {
+                taken += 1;
+                for &u in &across[t as usize] {
+                    if taken + queue.len() < size && self.patch_of[u as usize] == NONE {
+                        self.patch_of[u as usize] = count;
+                        queue.push_back(u);
+                    }
+                }
+            }
+            count += 1;
+        }
+        let count = count as usize;
+        let mut pairs: Vec<[u32; 2]> = Vec::new();
+        for run in edges.chunk_by(|a, b| a.0 == b.0) {
+            for a in run {
+                for b in run {
+                    let (pa, pb) = (self.patch_of[a.1 as usize], self.patch_of[b.1 as usize]);
+                    if pa != pb {
+                        pairs.push([pa, pb]);
+                    }
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        self.neighbours = pairs.iter().map(|p| p[1]).collect();
+        self.neighbour_start = (0..=count as u32).map(|k| pairs.partition_point(|p| p[0] < k) as u32).collect();
+        self.intact = vec![true; count];
+        self.cut_from = triangles.to_vec();
+        self.seen.clear();
+        self.owner.clear();
+    }
+
+    /// After a topology change (tearing): which patches are still intact, and each vertex's patch.
+    fn follow_topology(&mut self, triangles: &[[u32; 3]], vertex_count: usize) {
+        self.seen.clear();
+        self.seen.extend_from_slice(triangles);
+        for ((tri, was), &k) in triangles.iter().zip(&self.cut_from).zip(&self.patch_of) {
+            if tri != was {
+                self.intact[k as usize] = false;
+            }
+        }
+        self.owner.clear();
+        self.owner.resize(vertex_count, NONE);
+        for (tri, &k) in triangles.iter().zip(&self.patch_of) {
+            for &v in tri {
+                if let Some(o) = self.owner.get_mut(v as usize)
+                    && *o == NONE
+                {
+                    *o = k;
+                }
+            }
+        }
+        self.loose_vertices = self.owner.contains(&NONE);
+    }
+
+    /// Groups the patches into flat regions: grown over shared edges from the lowest patch not yet in a region,
+    /// taking in each intact neighbour as long as one cone narrower than [`FLAT_HALF_ANGLE`] holds the whole
+    /// region. A patch that is torn or not flat itself is in no region.
+    fn grow_flat_regions(&mut self) {
+        let count = self.intact.len();
+        self.region_of.clear();
+        self.region_of.resize(count, NONE);
+        for seed in 0..count {
+            let flat = |k: usize| self.intact[k] && self.half_angle[k] < FLAT_HALF_ANGLE;
+            if self.region_of[seed] != NONE || !flat(seed) {
+                continue;
+            }
+            let mut cone = Cone { axis: self.axis[seed], half_angle: self.half_angle[seed] };
+            self.region_of[seed] = seed as u32;
+            self.queue.clear();
+            self.queue.push(seed as u32);
+            while let Some(k) = self.queue.pop() {
+                let around = self.neighbour_start[k as usize] as usize..self.neighbour_start[k as usize + 1] as usize;
+                for &q in &self.neighbours[around] {
+                    let q = q as usize;
+                    if self.region_of[q] != NONE || !flat(q) {
+                        continue;
+                    }
+                    let wider = cone.merge(Cone { axis: self.axis[q], half_angle: self.half_angle[q] });
+                    if wider.half_angle < FLAT_HALF_ANGLE {
+                        cone = wider;
+                        self.region_of[q] = seed as u32;
+                        self.queue.push(q as u32);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The pairs of patches whose boxes overlap and that are not in the same flat region (sweep and prune
+    /// along x).
+    fn mark_active_pairs(&mut self) {
+        self.grow_flat_regions();
+        let count = self.intact.len();
+        self.active.reset(count);
+        self.needed.clear();
+        self.needed.resize(count, false);
+        self.order.clear();
+        self.order.extend((0..count as u32).filter(|&k| {
+            let [lo, hi] = self.bounds[k as usize];
+            lo.cmple(hi).all()
+        }));
+        let bounds = &self.bounds;
+        self.order.sort_unstable_by(|&a, &b| bounds[a as usize][0].x.total_cmp(&bounds[b as usize][0].x));
+        for (i, &a) in self.order.iter().enumerate() {
+            let a = a as usize;
+            let [lo, hi] = self.bounds[a];
+            for &b in &self.order[i..] {
+                let b = b as usize;
+                let [lo_b, hi_b] = self.bounds[b];
+                if lo_b.x > hi.x {
+                    break;
+                }
+                let overlap = lo.cmple(hi_b).all() && lo_b.cmple(hi).all();
+                if overlap && (self.region_of[a] == NONE || self.region_of[a] != self.region_of[b]) {
+                    self.active.set_both(a, b);
+                    self.needed[a] = true;
+                    self.needed[b] = true;
+                }
+            }
+        }
+    }
+}
+
+/// A cone of directions: a unit axis and a half-angle (radians).
+#[derive(Clone, Copy, Debug)]
+struct Cone {
+    axis: Vec3,
+    half_angle: f32,
+}
+
+impl Cone {
+    /// The smallest cone holding both cones.
+    fn merge(self, other: Cone) -> Cone {
+        let between = self.axis.dot(other.axis).clamp(-1.0, 1.0).acos();
+        if between + other.half_angle <= self.half_angle {
+            return self;
+        }
+        if between + self.half_angle <= other.half_angle {
+            return other;
+        }
+        let half_angle = 0.5 * (between + self.half_angle + other.half_angle);
+        // turn the axis toward the other's by the half-angle gained
+        let Some(across) = (other.axis - self.axis * self.axis.dot(other.axis)).try_normalize() else {
+            return Cone { axis: self.axis, half_angle: f32::INFINITY };
+        };
+        let (sin, cos) = (half_angle - self.half_angle).sin_cos();
+        Cone { axis: self.axis * cos + across * sin, half_angle }
+    }
+}
+
+/// The unit normal of a triangle, for its cone; `None` if it is degenerate (its corner angles' sines below
+/// 10⁻⁶) or not finite. One square root: the cone needs directions, not the narrow phase's exact predicate.
+#[inline]
+fn cone_normal([p1, p2, p3]: [Vec3; 3]) -> Option<Vec3> {
+    let (e1, e2) = (p2 - p1, p3 - p1);
+    let c = e1.cross(e2);
+    let c2 = c.length_squared();
+    (c2.is_finite() && c2 > 1e-12 * e1.length_squared() * e2.length_squared()).then(|| c / c2.sqrt())
+}
+
+/// The edge (a, b) with its lower vertex first.
+fn sorted_edge(a: u32, b: u32) -> [u32; 2] {
+    [a.min(b), a.max(b)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::selfcollide::{SelfContact, SelfContactSearch, find_self_contacts};
+
+    /// An (nu × nv)-vertex sheet with spacing `d`, placed by `at(u, v)`: (positions, triangles).
+    fn sheet(nu: u32, nv: u32, d: f32, at: impl Fn(f32, f32) -> Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let x = (0..nv).flat_map(|j| (0..nu).map(move |i| (i, j))).map(|(i, j)| at(i as f32 * d, j as f32 * d));
+        let mut tris = Vec::new();
+        for j in 0..nv - 1 {
+            for i in 0..nu - 1 {
+                let v = j * nu + i;
+                tris.push([v, v + 1, v + nu + 1]);
+                tris.push([v, v + nu + 1, v + nu]);
+            }
+        }
+        (x.collect(), tris)
+    }
+
+    /// The contacts with and without culling, and how many patches the culled search needed, of how many.
+    fn both_searches(
+        x: &[Vec3],
+        p: &[Vec3],
+        tris: &[[u32; 3]],
+        h: f32,
+    ) -> (Vec<SelfContact>, Vec<SelfContact>, [usize; 2]) {
+        let (mut culled, mut full) = (SelfContactSearch::default(), SelfContactSearch::default());
+        full.full_search = true;
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        find_self_contacts(&mut culled, x, p, tris, h, false, &mut a);
+        find_self_contacts(&mut full, x, p, tris, h, false, &mut b);
+        let needed = &culled.patches.needed;
+        (a, b, [needed.iter().filter(|n| **n).count(), needed.len()])
+    }
+
+    #[test]
+    fn a_gently_waved_sheet_needs_no_search() {
+        let (x, tris) = sheet(40, 40, 0.03, |u, v| Vec3::new(u, v, 0.05 * (3.0 * u).sin() * (2.0 * v).cos()));
+        let p: Vec<Vec3> = x.iter().map(|v| *v + Vec3::new(0.0, -0.01, 0.002)).collect();
+        let (culled, full, needed) = both_searches(&x, &p, &tris, 0.008);
+        assert_eq!(culled, full);
+        assert!(full.is_empty(), "{} contacts on a smooth sheet", full.len());
+        assert_eq!(needed[0], 0);
+    }
+
+    #[test]
+    fn a_sheet_folded_onto_itself_keeps_every_contact() {
+        // a U: the lower layer along u ∈ [0, 1.2], a half-turn of radius 0.05, the upper layer back over it;
+        // each patch is flat, the fold as a whole is not
+        let (r, flat) = (0.05, 1.2);
+        let turn = std::f32::consts::PI * r;
+        let fold = move |u: f32, v: f32| {
+            if u <= flat {
+                Vec3::new(u, v, 0.0)
+            } else if u <= flat + turn {
+                let a = (u - flat) / r;
+                Vec3::new(flat + r * a.sin(), v, r - r * a.cos())
+            } else {
+                Vec3::new(flat - (u - flat - turn), v, 2.0 * r)
+            }
+        };
+        let (x, tris) = sheet(60, 12, 0.03, fold);
+        // the tip of the upper layer falls through the lower one
+        let p: Vec<Vec3> =
+            x.iter().map(|v| if v.z > 1.5 * r && v.x < 0.9 { *v - Vec3::Z * 0.12 } else { *v }).collect();
+        let (culled, full, needed) = both_searches(&x, &p, &tris, 0.008);
+        assert!(full.len() > 50, "{} contacts", full.len());
+        assert_eq!(culled, full);
+        assert!(needed[0] > 0 && needed[0] < needed[1], "{needed:?}");
+    }
+
+    #[test]
+    fn a_rough_sheet_falling_through_another_loses_no_contact() {
+        let mut seed = 7u64;
+        let mut noise = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let wave = |u: f32, v: f32| 0.04 * (9.0 * u).sin() * (7.0 * v).sin();
+        let (mut x, mut tris) = sheet(30, 30, 0.03, |u, v| Vec3::new(u, v, wave(u, v)));
+        let (upper, upper_tris) = sheet(20, 20, 0.03, |u, v| Vec3::new(u + 0.2, v + 0.2, 0.05 + wave(u, v)));
+        let base = x.len() as u32;
+        tris.extend(upper_tris.iter().map(|t| t.map(|i| i + base)));
+        x.extend(upper);
+        let x: Vec<Vec3> = x.iter().map(|v| *v + 0.004 * Vec3::new(noise(), noise(), noise())).collect();
+        // the upper sheet falls through the lower one during the step
+        let p: Vec<Vec3> =
+            x.iter().enumerate().map(|(i, v)| *v - Vec3::Z * if i >= base as usize { 0.1 } else { 0.0 }).collect();
+        let (culled, full, needed) = both_searches(&x, &p, &tris, 0.008);
+        assert!(full.len() > 100, "{} contacts", full.len());
+        assert_eq!(culled, full);
+        assert!(needed[0] > 0 && needed[0] < needed[1], "{needed:?}");
+    }
+
+    #[test]
+    fn a_torn_patch_is_searched_again() {
+        let (x, mut tris) = sheet(20, 20, 0.03, |u, v| Vec3::new(u, v, 0.0));
+        let mut patches = Patches::default();
+        patches.update(&x, &x, &tris, 0.008, false);
+        assert!(patches.needed.iter().all(|n| !n), "a flat sheet needs nothing");
+        // split vertex 45 off triangle 60 (as tearing does: a new vertex at the same place)
+        let mut x = x;
+        x.push(x[45]);
+        let t = tris.iter().position(|tri| tri.contains(&45)).unwrap_or(0);
+        let k = patches.patch_of[t] as usize;
+        for v in &mut tris[t] {
+            if *v == 45 {
+                *v = 400;
+            }
+        }
+        patches.update(&x, &x, &tris, 0.008, false);
+        assert!(!patches.intact[k] && patches.needed[k], "the torn patch must be searched");
+        assert!(patches.vertex_needed(400) && patches.pair_needed(400, t as u32));
+        assert!(patches.needed.iter().filter(|n| **n).count() < patches.needed.len());
+    }
+
+    #[test]
+    fn a_merged_cone_holds_both_cones() {
+        let mut seed = 3u64;
+        let mut unit = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for _ in 0..2000 {
+            let mut cone = || {
+                let axis = Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5).normalize_or(Vec3::Z);
+                Cone { axis, half_angle: unit() * 1.2 }
+            };
+            let (a, b) = (cone(), cone());
+            let m = a.merge(b);
+            for c in [a, b] {
+                // the far edge of c, seen from the merged axis
+                let off = c.axis.dot(m.axis).clamp(-1.0, 1.0).acos() + c.half_angle;
+                assert!(off <= m.half_angle + 1e-3, "{a:?} + {b:?} = {m:?} misses {c:?}");
+            }
+            assert!(m.half_angle <= a.half_angle.max(b.half_angle) + std::f32::consts::PI);
+        }
+    }
+}
