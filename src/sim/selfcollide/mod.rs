@@ -531,8 +531,9 @@ pub fn find_self_contacts(
         let first = vertices.start;
         queries.extend(vertices.filter_map(|v| {
             let (xq, pq) = (x[v], p[v]);
-            let needed = !cull || patches.vertex_needed(v);
-            (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(xq.min(pq), xq.max(pq), v as u32)).flatten()
+            let (lo, hi) = (xq.min(pq), xq.max(pq));
+            let needed = !cull || patches.vertex_needed(v, lo, hi);
+            (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(lo, hi, v as u32)).flatten()
         }));
         // vertices whose rays start and end in the same cells look the hash up together
         queries.sort_unstable_by_key(|q| (q.cells[0].to_array(), q.cells[1].to_array(), q.id));

@@ -80,6 +80,11 @@ pub struct Patches {
     queue: Vec<u32>,
     /// Scratch: the patches with a box, by the box's lowest x.
     order: Vec<u32>,
+    /// Scratch: the active pairs, both ways round.
+    pairs: Vec<[u32; 2]>,
+    /// Per patch, this step: the patches it is active with, as offsets into `partners`.
+    partner_start: Vec<u32>,
+    partners: Vec<u32>,
     /// Patch × patch bits, this step: the pair must be searched.
     active: BitMatrix,
     /// Per patch, this step: it is in some active pair.
@@ -199,6 +204,9 @@ impl Patches {
             self.seen.capacity(),
             self.triangle_bounds.capacity(),
             self.order.capacity(),
+            self.pairs.capacity(),
+            self.partners.capacity(),
+            self.partner_start.capacity(),
             self.owner.capacity(),
             self.bounds.capacity(),
             self.axis.capacity(),
@@ -220,18 +228,39 @@ impl Patches {
         &self.triangle_bounds
     }
 
-    /// Whether vertex `v`'s queries are needed: its patch is in an active pair (or it is in no triangle).
+    /// Whether vertex `v`, whose query box is [`lo`, `hi`], must query the hash: the box overlaps a patch its
+    /// own patch is paired with (a triangle it can meet lies in such a patch, inside its box), or it is in no
+    /// triangle.
     #[inline]
-    pub fn vertex_needed(&self, v: usize) -> bool {
-        self.owner.get(v).is_none_or(|&k| k == NONE || self.needed.get(k as usize).copied().unwrap_or(true))
+    pub fn vertex_needed(&self, v: usize, lo: Vec3, hi: Vec3) -> bool {
+        match self.owner.get(v) {
+            Some(&k) if k != NONE => self.partners_reach(k as usize, lo, hi),
+            _ => true,
+        }
     }
 
-    /// Whether triangle `t` must be in the hash: its patch is in an active pair (or some vertex is in no
-    /// triangle).
+    /// Whether triangle `t` must be in the hash: its box overlaps a patch its own patch is paired with (a
+    /// vertex that can meet it lies in such a patch), or some vertex is in no triangle.
     #[inline]
     pub fn triangle_needed(&self, t: usize) -> bool {
-        self.loose_vertices
-            || self.patch_of.get(t).is_none_or(|&k| self.needed.get(k as usize).copied().unwrap_or(true))
+        match (self.patch_of.get(t), self.triangle_bounds.get(t)) {
+            (Some(&k), Some(&[lo, hi])) if !self.loose_vertices => self.partners_reach(k as usize, lo, hi),
+            _ => true,
+        }
+    }
+
+    /// Whether the box [`lo`, `hi`] overlaps the box of a patch active with patch `k`. A patch in no flat
+    /// region is active with itself, so this is always true there (answered without scanning its partners).
+    #[inline]
+    fn partners_reach(&self, k: usize, lo: Vec3, hi: Vec3) -> bool {
+        if self.region_of.get(k).is_none_or(|&r| r == NONE) {
+            return true;
+        }
+        let (Some(&from), Some(&to)) = (self.partner_start.get(k), self.partner_start.get(k + 1)) else { return true };
+        self.partners[from as usize..to as usize].iter().any(|&q| {
+            let [lo_q, hi_q] = self.bounds[q as usize];
+            lo.cmple(hi_q).all() && lo_q.cmple(hi).all()
+        })
     }
 
     /// Whether the pair (vertex `v`, triangle `t`) must be tested.
@@ -372,6 +401,7 @@ impl Patches {
         self.active.reset(count);
         self.needed.clear();
         self.needed.resize(count, false);
+        self.pairs.clear();
         self.order.clear();
         self.order.extend((0..count as u32).filter(|&k| {
             let [lo, hi] = self.bounds[k as usize];
@@ -393,9 +423,19 @@ impl Patches {
                     self.active.set_both(a, b);
                     self.needed[a] = true;
                     self.needed[b] = true;
+                    self.pairs.push([a as u32, b as u32]);
+                    self.pairs.push([b as u32, a as u32]);
                 }
             }
         }
+        // the partners of each patch, as offsets into `partners`
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+        self.partners.clear();
+        self.partners.extend(self.pairs.iter().map(|p| p[1]));
+        self.partner_start.clear();
+        let pairs = &self.pairs;
+        self.partner_start.extend((0..=count as u32).map(|k| pairs.partition_point(|p| p[0] < k) as u32));
     }
 }
 
@@ -553,7 +593,7 @@ mod tests {
         }
         patches.update(&x, &x, &tris, 0.008, false);
         assert!(!patches.intact[k] && patches.needed[k], "the torn patch must be searched");
-        assert!(patches.vertex_needed(400) && patches.pair_needed(400, t as u32));
+        assert!(patches.vertex_needed(400, x[400], x[400]) && patches.pair_needed(400, t as u32));
         assert!(patches.needed.iter().filter(|n| **n).count() < patches.needed.len());
     }
 
