@@ -16,6 +16,8 @@ use crate::sim::parallel::SliceOutputs;
 
 /// Vertices per slice of [`generate_contacts`] at least: below that a cloth is searched on one thread.
 const MIN_CONTACT_SLICE: usize = 512;
+/// Vertices per block of a slice: each block's box is tested against each collider before its vertices are.
+const CONTACT_BLOCK: usize = 64;
 
 /// What one vertex slice of [`generate_contacts`] found: its contacts collider by collider, and where each
 /// collider's run ends.
@@ -23,13 +25,16 @@ const MIN_CONTACT_SLICE: usize = 512;
 pub struct SliceContacts {
     contacts: Vec<Contact>,
     collider_end: Vec<u32>,
+    /// The box around the rays of each block of the slice.
+    block_reach: Vec<Option<(Vec3, Vec3)>>,
 }
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
 /// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
 /// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
 /// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
-/// and a slice skips every collider whose swept bounds cannot reach the box around the slice's rays.
+/// and each block of [`CONTACT_BLOCK`] vertices skips every collider whose swept bounds cannot reach the box
+/// around the block's rays.
 pub fn generate_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
@@ -40,15 +45,21 @@ pub fn generate_contacts(
     out.clear();
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
     let found = slices.run(n, MIN_CONTACT_SLICE, parallel, |vertices, found| {
-        let SliceContacts { contacts, collider_end } = found;
+        let SliceContacts { contacts, collider_end, block_reach } = found;
         contacts.clear();
         collider_end.clear();
-        let reach = swept_bounds(&x[vertices.clone()], &p[vertices.clone()]);
+        let blocks =
+            || (vertices.start..vertices.end).step_by(CONTACT_BLOCK).map(|b| b..(b + CONTACT_BLOCK).min(vertices.end));
+        block_reach.clear();
+        block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
         for (k, collider) in colliders.iter().enumerate() {
-            if reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin)) {
-                let grown = collider.grown(margin);
-                let surface = (collider.friction, collider.restitution);
-                for i in vertices.clone().filter(|&i| w[i] != 0.0) {
+            let grown = collider.grown(margin);
+            let surface = (collider.friction, collider.restitution);
+            for (block, reach) in blocks().zip(block_reach.iter()) {
+                if !reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin)) {
+                    continue;
+                }
+                for i in block.filter(|&i| w[i] != 0.0) {
                     if let Some(hit) = collider.contact(&grown, x[i], p[i]) {
                         let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
                         contacts.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
