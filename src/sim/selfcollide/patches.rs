@@ -43,8 +43,8 @@ pub const FLAT_HALF_ANGLE: f32 = std::f32::consts::FRAC_PI_4;
 pub const MAX_PATCH_TRIANGLES: usize = 32;
 /// Most patches: the pairwise box test is quadratic in their number.
 const MAX_PATCHES: usize = 256;
-/// Triangles per slice of the per-step pass at least: below that it runs on one thread.
-const MIN_SLICE: usize = 1024;
+/// Patches per slice of the per-step pass at least: below that it runs on one thread.
+const MIN_PATCH_SLICE: usize = 16;
 /// No patch (a vertex in no triangle).
 const NONE: u32 = u32::MAX;
 
@@ -57,6 +57,9 @@ pub struct Patches {
     seen: Vec<[u32; 3]>,
     /// Per triangle: its patch.
     patch_of: Vec<u32>,
+    /// The triangles patch after patch: patch k's are `members[member_start[k]..member_start[k + 1]]`.
+    members: Vec<u32>,
+    member_start: Vec<u32>,
     /// Per vertex: the patch of the first triangle that has it, or [`NONE`].
     owner: Vec<u32>,
     /// Some vertex is in no triangle: it is tested against every triangle.
@@ -73,8 +76,6 @@ pub struct Patches {
     bounds: Vec<[Vec3; 2]>,
     axis: Vec<Vec3>,
     half_angle: Vec<f32>,
-    /// Scratch: per patch, the least cosine between its axis and a normal.
-    least_cos: Vec<f32>,
     /// Per patch, this step: its flat region (see [`Patches::grow_flat_regions`]), or [`NONE`].
     region_of: Vec<u32>,
     queue: Vec<u32>,
@@ -89,14 +90,16 @@ pub struct Patches {
     active: BitMatrix,
     /// Per patch, this step: it is in some active pair.
     needed: Vec<bool>,
-    slices: SliceOutputs<TriangleSlice>,
+    slices: SliceOutputs<PatchSlice>,
 }
 
-/// Per triangle of one slice: its swept box and its unit normals at the start and end (`None` if degenerate).
+/// What one slice of patches computes: its triangles' swept boxes (patch after patch, in `members` order) and
+/// each patch's box, cone axis and half-angle; `normals` is scratch.
 #[derive(Debug, Default)]
-struct TriangleSlice {
+struct PatchSlice {
     boxes: Vec<[Vec3; 2]>,
-    normals: Vec<Option<[Vec3; 2]>>,
+    cones: Vec<([Vec3; 2], Vec3, f32)>,
+    normals: Vec<Vec3>,
 }
 
 /// A square matrix of bits.
@@ -136,62 +139,59 @@ impl Patches {
         if self.seen != triangles || self.owner.len() != vertex_count {
             self.follow_topology(triangles, vertex_count);
         }
-        let slices = self.slices.run(triangles.len(), MIN_SLICE, parallel, |range, slice| {
-            slice.boxes.clear();
-            slice.normals.clear();
-            for tri in &triangles[range] {
-                slice.boxes.push(swept_bounds(start, end, tri, margin));
-                let normal = |at: &[Vec3]| corners(at, tri).and_then(cone_normal);
-                slice.normals.push(normal(start).zip(normal(end)).map(|(a, b)| [a, b]));
+        // patch by patch (slices of patches shared by the threads): the triangles' boxes, then each patch's
+        // box, cone axis (the sum of its unit normals) and half-angle (the widest normal from the axis)
+        let (members, member_start) = (&self.members, &self.member_start);
+        let slices = self.slices.run(self.intact.len(), MIN_PATCH_SLICE, parallel, |patches, slice| {
+            let PatchSlice { boxes, cones, normals } = slice;
+            boxes.clear();
+            cones.clear();
+            for k in patches {
+                let own = &members[member_start[k] as usize..member_start[k + 1] as usize];
+                normals.clear();
+                let (mut bounds, mut sum, mut degenerate) = (EMPTY_BOX, Vec3::ZERO, false);
+                for &t in own {
+                    let tri = &triangles[t as usize];
+                    let b = swept_bounds(start, end, tri, margin);
+                    boxes.push(b);
+                    if b[0].cmple(b[1]).all() {
+                        bounds = [bounds[0].min(b[0]), bounds[1].max(b[1])];
+                    }
+                    let normal = |at: &[Vec3]| corners(at, tri).and_then(cone_normal);
+                    match (normal(start), normal(end)) {
+                        (Some(a), Some(b)) => {
+                            sum += a + b;
+                            normals.extend([a, b]);
+                        }
+                        _ => degenerate = true,
+                    }
+                }
+                let axis = sum.try_normalize();
+                let half_angle = match axis {
+                    Some(axis) if !degenerate => {
+                        let least = normals.iter().fold(1.0f32, |least, n| least.min(axis.dot(*n)));
+                        least.clamp(-1.0, 1.0).acos()
+                    }
+                    _ => f32::INFINITY,
+                };
+                cones.push((bounds, axis.unwrap_or(Vec3::ZERO), half_angle));
             }
         });
-        let count = self.intact.len();
         self.bounds.clear();
-        self.bounds.resize(count, EMPTY_BOX);
         self.axis.clear();
-        self.axis.resize(count, Vec3::ZERO);
         self.half_angle.clear();
-        self.half_angle.resize(count, 0.0);
         self.triangle_bounds.clear();
-        // boxes and axes (sum of unit normals), then the widest angle from the axis
-        let mut t = 0;
+        self.triangle_bounds.resize(triangles.len(), EMPTY_BOX);
+        let mut member = self.members.iter();
         for slice in slices {
             let Ok(slice) = slice.lock() else { continue };
-            self.triangle_bounds.extend_from_slice(&slice.boxes);
-            for (b, n) in slice.boxes.iter().zip(&slice.normals) {
-                let k = self.patch_of[t] as usize;
-                t += 1;
-                if b[0].cmple(b[1]).all() {
-                    self.bounds[k] = [self.bounds[k][0].min(b[0]), self.bounds[k][1].max(b[1])];
-                }
-                match n {
-                    Some([a, b]) => self.axis[k] += *a + *b,
-                    None => self.half_angle[k] = f32::INFINITY,
-                }
+            for &(bounds, axis, half_angle) in &slice.cones {
+                self.bounds.push(bounds);
+                self.axis.push(axis);
+                self.half_angle.push(half_angle);
             }
-        }
-        for (a, h) in self.axis.iter_mut().zip(self.half_angle.iter_mut()) {
-            match a.try_normalize() {
-                Some(unit) => *a = unit,
-                None => *h = f32::INFINITY,
-            }
-        }
-        self.least_cos.clear();
-        self.least_cos.resize(count, 1.0);
-        let mut t = 0;
-        for slice in slices {
-            let Ok(slice) = slice.lock() else { continue };
-            for n in &slice.normals {
-                let k = self.patch_of[t] as usize;
-                t += 1;
-                if let Some([a, b]) = n {
-                    self.least_cos[k] = self.least_cos[k].min(self.axis[k].dot(*a)).min(self.axis[k].dot(*b));
-                }
-            }
-        }
-        for (h, c) in self.half_angle.iter_mut().zip(&self.least_cos) {
-            if h.is_finite() {
-                *h = c.clamp(-1.0, 1.0).acos();
+            for (b, &t) in slice.boxes.iter().zip(&mut member) {
+                self.triangle_bounds[t as usize] = *b;
             }
         }
         self.mark_active_pairs();
@@ -211,13 +211,14 @@ impl Patches {
             self.bounds.capacity(),
             self.axis.capacity(),
             self.half_angle.capacity(),
-            self.least_cos.capacity(),
             self.region_of.capacity(),
             self.queue.capacity(),
             self.active.words.capacity(),
             self.needed.capacity(),
-            slices
-                .fold(0, |acc, s| acc.wrapping_mul(31).wrapping_add(s.boxes.capacity() + (s.normals.capacity() << 20))),
+            slices.fold(0, |acc, s| {
+                acc.wrapping_mul(31)
+                    .wrapping_add(s.boxes.capacity() + (s.cones.capacity() << 20) + (s.normals.capacity() << 40))
+            }),
         ]
         .iter()
         .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
@@ -331,6 +332,10 @@ impl Patches {
         self.neighbours = pairs.iter().map(|p| p[1]).collect();
         self.neighbour_start = (0..=count as u32).map(|k| pairs.partition_point(|p| p[0] < k) as u32).collect();
         self.intact = vec![true; count];
+        let mut by_patch: Vec<(u32, u32)> = self.patch_of.iter().enumerate().map(|(t, &k)| (k, t as u32)).collect();
+        by_patch.sort_unstable();
+        self.members = by_patch.iter().map(|&(_, t)| t).collect();
+        self.member_start = (0..=count as u32).map(|k| by_patch.partition_point(|&(p, _)| p < k) as u32).collect();
         self.cut_from = triangles.to_vec();
         self.seen.clear();
         self.owner.clear();
