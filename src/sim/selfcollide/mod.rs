@@ -460,6 +460,8 @@ pub struct SelfContactSearch {
     /// Test every pair whose boxes overlap, with no normal-cone culling (for comparisons).
     pub full_search: bool,
     patches: Patches,
+    /// Steps left to search without culling, after a step where culling skipped too little to pay for itself.
+    unculled_steps: u32,
     hash: SpatialHash,
     slices: SliceOutputs<QuerySlice>,
 }
@@ -508,10 +510,15 @@ pub fn find_self_contacts(
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
-    let SelfContactSearch { full_search, patches, hash, slices } = search;
-    let cull = !*full_search;
+    let SelfContactSearch { full_search, patches, unculled_steps, hash, slices } = search;
+    let cull = !*full_search && *unculled_steps == 0;
     if cull {
         patches.update(x, p, triangles, h, parallel);
+        if patches.needed_fraction() > CULLING_PAYS_BELOW {
+            *unculled_steps = UNCULLED_STEPS;
+        }
+    } else {
+        *unculled_steps = unculled_steps.saturating_sub(1);
     }
     let patches = &*patches;
     if cull {
@@ -561,6 +568,13 @@ pub fn find_self_contacts(
         }
     }
 }
+
+/// When culling leaves more than this fraction of the patches to search, it costs about what it saves (the
+/// patches' cones and pairs take about a tenth of a full search)...
+const CULLING_PAYS_BELOW: f32 = 0.75;
+/// ...and the next this many steps search without it (cloth crumpled one step is crumpled the next; the
+/// contacts are the same either way).
+const UNCULLED_STEPS: u32 = 30;
 
 /// Most candidate triangles one vertex sends to the narrow phase per step. A vertex of a flat sheet has a few
 /// triangles besides its own whose boxes overlap its ray, one in a crumpled pile of the `tearing` runs more than

@@ -81,8 +81,6 @@ pub struct Patches {
     queue: Vec<u32>,
     /// Scratch: the patches with a box, by the box's lowest x.
     order: Vec<u32>,
-    /// Scratch: the active pairs, both ways round.
-    pairs: Vec<[u32; 2]>,
     /// Per patch, this step: the patches it is active with, as offsets into `partners`.
     partner_start: Vec<u32>,
     partners: Vec<u32>,
@@ -119,6 +117,21 @@ impl BitMatrix {
     fn set_both(&mut self, a: usize, b: usize) {
         self.words[a * self.words_per_row + b / 64] |= 1 << (b % 64);
         self.words[b * self.words_per_row + a / 64] |= 1 << (a % 64);
+    }
+
+    /// The columns set in row `a`, in increasing order.
+    fn row(&self, a: usize) -> impl Iterator<Item = u32> + '_ {
+        let words = &self.words[a * self.words_per_row..(a + 1) * self.words_per_row];
+        words.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (i * 64) as u32 + bit
+                })
+            })
+        })
     }
 
     #[inline]
@@ -204,7 +217,6 @@ impl Patches {
             self.seen.capacity(),
             self.triangle_bounds.capacity(),
             self.order.capacity(),
-            self.pairs.capacity(),
             self.partners.capacity(),
             self.partner_start.capacity(),
             self.owner.capacity(),
@@ -222,6 +234,14 @@ impl Patches {
         ]
         .iter()
         .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+    }
+
+    /// The fraction of the patches left to search by the last [`Self::update`] (1 for no patches).
+    pub fn needed_fraction(&self) -> f32 {
+        match self.needed.len() {
+            0 => 1.0,
+            count => self.needed.iter().filter(|n| **n).count() as f32 / count as f32,
+        }
     }
 
     /// Per triangle: its swept box of the last [`Self::update`] ([`swept_bounds`]).
@@ -406,7 +426,6 @@ impl Patches {
         self.active.reset(count);
         self.needed.clear();
         self.needed.resize(count, false);
-        self.pairs.clear();
         self.order.clear();
         self.order.extend((0..count as u32).filter(|&k| {
             let [lo, hi] = self.bounds[k as usize];
@@ -428,19 +447,17 @@ impl Patches {
                     self.active.set_both(a, b);
                     self.needed[a] = true;
                     self.needed[b] = true;
-                    self.pairs.push([a as u32, b as u32]);
-                    self.pairs.push([b as u32, a as u32]);
                 }
             }
         }
-        // the partners of each patch, as offsets into `partners`
-        self.pairs.sort_unstable();
-        self.pairs.dedup();
+        // the partners of each patch (the set bits of its row), as offsets into `partners`
         self.partners.clear();
-        self.partners.extend(self.pairs.iter().map(|p| p[1]));
         self.partner_start.clear();
-        let pairs = &self.pairs;
-        self.partner_start.extend((0..=count as u32).map(|k| pairs.partition_point(|p| p[0] < k) as u32));
+        for k in 0..count {
+            self.partner_start.push(self.partners.len() as u32);
+            self.partners.extend(self.active.row(k));
+        }
+        self.partner_start.push(self.partners.len() as u32);
     }
 }
 
