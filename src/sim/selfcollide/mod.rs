@@ -306,11 +306,15 @@ impl SpatialHash {
             (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
         };
         let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
-        let mut report = |t: u32, lo: Vec4, hi: Vec4| {
-            for q in group {
-                // `&`, not `&&`: one well-predicted branch per pair
-                if lo.cmple(q.max).all() & hi.cmpge(q.min).all() {
-                    f(q.id, t);
+        let packed = PackedQueries::new(group);
+        let mut report = |t: u32, lo: Vec4, hi: Vec4| match &packed {
+            Some(packed) => packed.for_each_hit(lo, hi, |i| f(group[i].id, t)),
+            None => {
+                for q in group {
+                    // `&`, not `&&`: one well-predicted branch per pair
+                    if lo.cmple(q.max).all() & hi.cmpge(q.min).all() {
+                        f(q.id, t);
+                    }
                 }
             }
         };
@@ -358,6 +362,65 @@ impl SpatialHash {
         ]
         .iter()
         .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+    }
+}
+
+/// The boxes of a group of up to [`PackedQueries::MOST`] queries, four to a row, one row per coordinate bound
+/// (lanes past the group hold an empty box): a stored box is tested against four queries with six packed
+/// comparisons, and only the hits branch. In a crumpled pile a group holds many vertices and most of its box
+/// tests miss.
+struct PackedQueries {
+    /// Per row of four queries: min x, y, z and max x, y, z.
+    rows: [[Vec4; 6]; Self::MOST / 4],
+    len: usize,
+}
+
+impl PackedQueries {
+    /// Largest group packed (a larger one is tested query by query).
+    const MOST: usize = 64;
+
+    /// The group packed, if it has more than one query and at most [`Self::MOST`].
+    fn new(group: &[BoxQuery]) -> Option<Self> {
+        if group.len() < 2 || group.len() > Self::MOST {
+            return None;
+        }
+        let mut rows = [[
+            Vec4::INFINITY,
+            Vec4::INFINITY,
+            Vec4::INFINITY,
+            Vec4::NEG_INFINITY,
+            Vec4::NEG_INFINITY,
+            Vec4::NEG_INFINITY,
+        ]; Self::MOST / 4];
+        for (i, q) in group.iter().enumerate() {
+            let row = &mut rows[i / 4];
+            for axis in 0..3 {
+                row[axis][i % 4] = q.min[axis];
+                row[3 + axis][i % 4] = q.max[axis];
+            }
+        }
+        Some(Self { rows, len: group.len() })
+    }
+
+    /// Calls `f(i)` for every query i of the group, in order, whose box overlaps [`lo`, `hi`] (the same test as
+    /// query by query: lo ≤ max and hi ≥ min on every axis).
+    #[inline]
+    fn for_each_hit(&self, lo: Vec4, hi: Vec4, mut f: impl FnMut(usize)) {
+        let (lx, ly, lz) = (Vec4::splat(lo.x), Vec4::splat(lo.y), Vec4::splat(lo.z));
+        let (hx, hy, hz) = (Vec4::splat(hi.x), Vec4::splat(hi.y), Vec4::splat(hi.z));
+        for (r, row) in self.rows[..self.len.div_ceil(4)].iter().enumerate() {
+            let hit = lx.cmple(row[3])
+                & ly.cmple(row[4])
+                & lz.cmple(row[5])
+                & hx.cmpge(row[0])
+                & hy.cmpge(row[1])
+                & hz.cmpge(row[2]);
+            let mut bits = hit.bitmask();
+            while bits != 0 {
+                f(4 * r + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
     }
 }
 
