@@ -1069,6 +1069,33 @@ mod tests {
     }
 
     #[test]
+    fn packed_queries_report_the_scalar_hits_in_order() {
+        let mut rng = Lcg(5);
+        for len in [2, 3, 4, 5, 17, 63, 64] {
+            let group: Vec<BoxQuery> = (0..len)
+                .map(|id| {
+                    let c = rng.vec(0.5);
+                    let e = rng.vec(0.2).abs();
+                    BoxQuery { cells: [IVec3::ZERO; 2], id, min: (c - e).extend(0.0), max: (c + e).extend(0.0) }
+                })
+                .collect();
+            let Some(packed) = PackedQueries::new(&group) else { panic!("{len} queries not packed") };
+            for _ in 0..200 {
+                let c = rng.vec(0.5);
+                let e = rng.vec(0.2).abs();
+                let (lo, hi) = ((c - e).extend(0.0), (c + e).extend(0.0));
+                let scalar: Vec<usize> = (0..len as usize)
+                    .filter(|&i| lo.cmple(group[i].max).all() && hi.cmpge(group[i].min).all())
+                    .collect();
+                let mut hits = Vec::new();
+                packed.for_each_hit(lo, hi, |i| hits.push(i));
+                assert_eq!(hits, scalar);
+            }
+        }
+        assert!(PackedQueries::new(&[]).is_none());
+    }
+
+    #[test]
     fn hash_query_matches_box_overlap() {
         let (x, p, tris) = crumpled_pair(7);
         let mut hash = SpatialHash::default();
