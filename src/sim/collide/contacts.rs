@@ -33,8 +33,8 @@ pub struct SliceContacts {
 /// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
 /// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
 /// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
-/// and each block of [`CONTACT_BLOCK`] vertices skips every collider whose swept bounds cannot reach the box
-/// around the block's rays.
+/// and each slice, then each block of [`CONTACT_BLOCK`] vertices in a slice that may touch, skips every collider
+/// whose swept bounds cannot reach the box around its rays.
 pub fn generate_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
@@ -50,13 +50,23 @@ pub fn generate_contacts(
         collider_end.clear();
         let blocks =
             || (vertices.start..vertices.end).step_by(CONTACT_BLOCK).map(|b| b..(b + CONTACT_BLOCK).min(vertices.end));
+        let touches = |reach: &Option<(Vec3, Vec3)>, collider: &SweptCollider| {
+            reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin))
+        };
+        let reach = swept_bounds(&x[vertices.clone()], &p[vertices.clone()]);
         block_reach.clear();
-        block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
         for (k, collider) in colliders.iter().enumerate() {
+            if !touches(&reach, collider) {
+                collider_end.push(contacts.len() as u32);
+                continue;
+            }
+            if block_reach.is_empty() {
+                block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
+            }
             let grown = collider.grown(margin);
             let surface = (collider.friction, collider.restitution);
             for (block, reach) in blocks().zip(block_reach.iter()) {
-                if !reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin)) {
+                if !touches(reach, collider) {
                     continue;
                 }
                 for i in block.filter(|&i| w[i] != 0.0) {
