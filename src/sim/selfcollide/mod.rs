@@ -727,16 +727,16 @@ pub fn project_self_contacts_on(
         }
         let (pq, p1, p2, p3) = (particles.p(q), particles.p(i1), particles.p(i2), particles.p(i3));
         let Some(normal) = unit_normal([p1, p2, p3]) else { continue };
-        if (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(normal) < 0.0 {
-            // the triangle turned over since the start of the step: `side` refers to its old orientation
-            continue;
-        }
         let g = if c.side < 0.0 { -normal } else { normal };
         let start_gap = (x[q] - x[i1]).dot(g);
         let gap = thickness.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * thickness);
         let value = (pq - p1).dot(g) - gap;
         if value.is_nan() || value >= 0.0 {
             continue; // satisfied
+        }
+        if (x[i2] - x[i1]).cross(x[i3] - x[i1]).dot(normal) < 0.0 {
+            // the triangle turned over since the start of the step: `side` refers to its old orientation
+            continue;
         }
         let Some(b) = barycentric(pq, [p1, p2, p3]) else { continue };
         if b.min_element() < -OUTSIDE_TOLERANCE {
