@@ -33,7 +33,7 @@ pub struct SliceContacts {
 /// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
 /// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
 /// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
-/// and each slice, then each block of [`CONTACT_BLOCK`] vertices in a slice that may touch, skips every collider
+/// and each slice, then each block of 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider
 /// whose swept bounds cannot reach the box around its rays.
 pub fn generate_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),

@@ -7,19 +7,20 @@
 //! mesh is cut once into compact [`Patches`] of edge-connected triangles; every step, each patch's cone
 //! covers its triangles' normals at the start (x) and at the end (p) of the step (a unit normal turning
 //! between the two stays on the arc joining them, inside any cap of half-angle below 90° that holds both ends).
-//! A vertex–triangle pair is tested only if the boxes of their patches overlap and the patches are not
-//! culled:
-//! - a patch with itself, when it is *intact* (no tear has changed its triangles since it was cut) and its
-//!   cone is narrower than [`FLAT_HALF_ANGLE`];
-//! - two patches that share a mesh edge, both intact, when a cone narrower than [`FLAT_HALF_ANGLE`] holds both
-//!   (a conservative bound from the two cones).
+//! Each step the patches are grouped into *flat regions*: grown over shared mesh edges from an intact patch (no
+//! tear has changed its triangles since it was cut) while one cone narrower than [`FLAT_HALF_ANGLE`] holds every
+//! cone of the region (a conservative bound from the patches' cones). A vertex–triangle pair is tested only if
+//! the boxes of their patches overlap and the two patches are not in the same flat region; a torn or bent patch
+//! is in no region and is always searched against itself.
 //!
-//! Patches are small and compact (at most [`MAX_PATCH_TRIANGLES`]-ish triangles grown by breadth-first
-//! search), so the contour condition of the criterion (the piece's border must not overlap itself when seen
-//! along the axis) holds without being tested: an intact compact patch cannot wrap around onto itself without
-//! stretching far beyond what the stretch constraints allow, and two intact patches joined along an edge
-//! cannot fold over each other without turning one of them over, which widens the cone.
-//!
+//! The contour condition of the criterion (the piece's border must not overlap itself when seen along the
+//! axis) is not tested. An intact patch is small and compact (about [`MAX_PATCH_TRIANGLES`] triangles grown by
+//! breadth-first search), so it cannot wrap around onto itself without stretching far beyond what the stretch
+//! constraints allow; a region of several untorn patches could overlap itself along its axis only by winding
+//! around a part that is not in it, like a spiral ramp, which no shipped scene comes near. This is the assumption
+//! the culling rests on; the tests below check the cases that matter (a folded U, a torn patch, a sheet falling
+//! through another).
+
 //! Why 45°, not the criterion's 90°: the criterion rules out crossings, but the contact predicate also holds a
 //! vertex within the detection band of a triangle's plane. Across a hinge bent by β (the angle between the two
 //! normals) the opposite vertex projects onto its neighbour's plane cos β·(its height) outside the shared edge,
