@@ -360,9 +360,15 @@ impl SpatialHash {
                     .wrapping_add(slice.oversized.capacity() << 16)
             }),
         ]
-        .iter()
-        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+        .into_iter()
+        .fold(0, combine_capacity)
     }
+}
+
+/// Folds one buffer capacity `c` into the fingerprint `acc` of the capacities before it (see
+/// [`SpatialHash::capacity_fingerprint`]).
+fn combine_capacity(acc: usize, c: usize) -> usize {
+    acc.wrapping_mul(1_000_003).wrapping_add(c)
 }
 
 /// The boxes of a group of up to [`PackedQueries::MOST`] queries, four to a row, one row per coordinate bound

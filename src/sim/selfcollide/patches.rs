@@ -34,7 +34,7 @@
 
 use bevy::math::Vec3;
 
-use super::{EMPTY_BOX, corners, swept_bounds};
+use super::{EMPTY_BOX, combine_capacity, corners, swept_bounds};
 use crate::sim::parallel::SliceOutputs;
 
 /// Cones narrower than this (radians) count as flat: see the module docs.
@@ -233,8 +233,8 @@ impl Patches {
                     .wrapping_add(s.boxes.capacity() + (s.cones.capacity() << 20) + (s.normals.capacity() << 40))
             }),
         ]
-        .iter()
-        .fold(0usize, |acc, &c| acc.wrapping_mul(1_000_003).wrapping_add(c))
+        .into_iter()
+        .fold(0, combine_capacity)
     }
 
     /// The fraction of the patches left to search by the last [`Self::update`] (1 for no patches).
