@@ -12,6 +12,7 @@ use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatu
 use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
 use crate::sim::collide::Collider;
 use crate::sim::rigid::RigidBody;
+use crate::sim::selfcollide::count_intersections;
 use crate::sim::{ClothSimPlugin, SimClock, StageTimings, metrics};
 
 /// What `drape headless` prints.
@@ -36,6 +37,9 @@ pub struct HeadlessReport {
     pub finite: bool,
     /// Smallest signed distance of any particle to any collider surface (negative = inside), metres.
     pub min_collider_distance: f32,
+    /// Mesh edges that pierce a triangle of their own cloth (§4.3): places where the cloth has passed through
+    /// itself. Zero for cloth that self-collision has kept apart.
+    pub self_intersections: usize,
     /// Mean wall time of the simulation per frame, milliseconds.
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
@@ -106,6 +110,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         kinetic_energy: 0.0,
         finite: true,
         min_collider_distance: f32::INFINITY,
+        self_intersections: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
@@ -137,6 +142,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         r.max_stretch = r.max_stretch.max(metrics::max_stretch(&particles.x, stretch.edges(), stretch.rest_length()));
         r.kinetic_energy += metrics::kinetic_energy(&particles.v, &particles.mass);
         r.finite &= metrics::all_finite(&particles.x);
+        r.self_intersections += count_intersections(&particles.x, &mesh.triangles);
         for shape in &shapes {
             for x in &particles.x {
                 r.min_collider_distance = r.min_collider_distance.min(shape.signed_distance(*x));

@@ -856,6 +856,51 @@ pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3
     count
 }
 
+/// Number of (mesh edge, triangle sharing no vertex with it) pairs where the edge pierces the triangle at
+/// `positions`: the cloth passes through itself there (a tangle the vertex–triangle contacts can no longer
+/// undo). The edge's ends lie strictly on opposite sides of the triangle's plane and the crossing point projects
+/// into the triangle (barycentrics ≥ 0). Each edge counts once, whichever triangles share it. Allocates; meant
+/// for tests and reports.
+pub fn count_intersections(positions: &[Vec3], triangles: &[[u32; 3]]) -> usize {
+    let mut hash = SpatialHash::default();
+    hash.rebuild(positions, triangles);
+    let mut count = 0;
+    for [a, b] in unique_edges(triangles) {
+        let (Some(&pa), Some(&pb)) = (positions.get(a as usize), positions.get(b as usize)) else { continue };
+        if !(pa.is_finite() && pb.is_finite()) {
+            continue;
+        }
+        hash.for_each_in_box(pa.min(pb), pa.max(pb), |t| {
+            let Some(tri) = triangles.get(t as usize) else { return };
+            if tri.contains(&a) || tri.contains(&b) {
+                return;
+            }
+            let Some(corners) = corners(positions, tri) else { return };
+            let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+            let (da, db) = ((pa - corners[0]).dot(normal), (pb - corners[0]).dot(normal));
+            if (da < 0.0 && db > 0.0) || (da > 0.0 && db < 0.0) {
+                let crossing = pa.lerp(pb, da / (da - db));
+                if barycentric(crossing, corners).is_some_and(|b| b.min_element() >= 0.0) {
+                    count += 1;
+                }
+            }
+        });
+    }
+    count
+}
+
+/// Every edge of `triangles` once, as (lower, higher) vertex pairs in increasing order.
+fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut edges: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
 /// Whether the vertex moving qb → qa passes through the triangle moving tb → ta (see [`count_crossings`]).
 fn crosses(qb: Vec3, qa: Vec3, tb: [Vec3; 3], ta: [Vec3; 3]) -> bool {
     let at = |s: f32| (qb.lerp(qa, s), [0, 1, 2].map(|i| tb[i].lerp(ta[i], s)));
@@ -1424,6 +1469,44 @@ mod tests {
         }
         assert!(brute > 20, "{brute}");
         assert_eq!(count_crossings(&x, &p, &tris), brute);
+    }
+
+    #[test]
+    fn count_intersections_finds_a_sheet_threaded_through_another() {
+        // two 6×6 sheets, the second stood upright across the first: each of its edges crossing the first's
+        // plane inside it pierces one triangle there
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(6, 0.1, Vec3::ZERO, &mut x, &mut tris);
+        assert_eq!(count_intersections(&x, &tris), 0, "a flat sheet");
+        let flat = tris.len();
+        grid(6, 0.1, Vec3::new(0.0, 0.0, -0.25), &mut x, &mut tris);
+        for v in &mut x[36..] {
+            // rotate the second sheet upright (y → z) and move it to x = 0.23 (off every vertex and edge)
+            *v = Vec3::new(0.23, v.x + 0.005, v.y - 0.247);
+        }
+        let crossing = count_intersections(&x, &tris);
+        // its edges across z = 0 (the vertical ones at y = 0.005..0.405 inside the first sheet, and diagonals)
+        // each pierce one triangle of it: checked against brute force
+        let mut brute = 0;
+        for [a, b] in unique_edges(&tris) {
+            for tri in &tris {
+                if tri.contains(&a) || tri.contains(&b) {
+                    continue;
+                }
+                let c = corners(&x, tri).unwrap();
+                let n = (c[1] - c[0]).cross(c[2] - c[0]);
+                let (da, db) = ((x[a as usize] - c[0]).dot(n), (x[b as usize] - c[0]).dot(n));
+                if da * db < 0.0
+                    && barycentric(x[a as usize].lerp(x[b as usize], da / (da - db)), c)
+                        .is_some_and(|b| b.min_element() >= 0.0)
+                {
+                    brute += 1;
+                }
+            }
+        }
+        assert!(crossing >= 5, "{crossing}");
+        assert_eq!(crossing, brute);
+        assert_eq!(count_intersections(&x[..36], &tris[..flat]), 0);
     }
 
     #[test]
