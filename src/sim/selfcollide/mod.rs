@@ -875,30 +875,36 @@ pub fn count_intersections(positions: &[Vec3], triangles: &[[u32; 3]]) -> usize 
             if tri.contains(&a) || tri.contains(&b) {
                 return;
             }
-            let Some(corners) = corners(positions, tri) else { return };
-            let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
-            let (da, db) = ((pa - corners[0]).dot(normal), (pb - corners[0]).dot(normal));
-            if (da < 0.0 && db > 0.0) || (da > 0.0 && db < 0.0) {
-                let crossing = pa.lerp(pb, da / (da - db));
-                if barycentric(crossing, corners).is_some_and(|b| b.min_element() >= 0.0) {
-                    count += 1;
-                }
+            if corners(positions, tri).is_some_and(|corners| pierces(pa, pb, corners)) {
+                count += 1;
             }
         });
     }
     count
 }
 
+/// Whether the segment a–b pierces the triangle `corners` (see [`count_intersections`]).
+fn pierces(a: Vec3, b: Vec3, corners: [Vec3; 3]) -> bool {
+    let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+    let (da, db) = ((a - corners[0]).dot(normal), (b - corners[0]).dot(normal));
+    ((da < 0.0 && db > 0.0) || (da > 0.0 && db < 0.0))
+        && barycentric(a.lerp(b, da / (da - db)), corners).is_some_and(|b| b.min_element() >= 0.0)
+}
+
 /// Every edge of `triangles` once, as (lower, higher) vertex pairs in increasing order.
 fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
     let mut edges: Vec<[u32; 2]> = triangles
         .iter()
-        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-        .map(|[a, b]| [a.min(b), a.max(b)])
+        .flat_map(|t| [sorted_edge(t[0], t[1]), sorted_edge(t[1], t[2]), sorted_edge(t[2], t[0])])
         .collect();
     edges.sort_unstable();
     edges.dedup();
     edges
+}
+
+/// The edge (a, b) with its lower vertex first.
+fn sorted_edge(a: u32, b: u32) -> [u32; 2] {
+    [a.min(b), a.max(b)]
 }
 
 /// Whether the vertex moving qb → qa passes through the triangle moving tb → ta (see [`count_crossings`]).
@@ -1493,13 +1499,7 @@ mod tests {
                 if tri.contains(&a) || tri.contains(&b) {
                     continue;
                 }
-                let c = corners(&x, tri).unwrap();
-                let n = (c[1] - c[0]).cross(c[2] - c[0]);
-                let (da, db) = ((x[a as usize] - c[0]).dot(n), (x[b as usize] - c[0]).dot(n));
-                if da * db < 0.0
-                    && barycentric(x[a as usize].lerp(x[b as usize], da / (da - db)), c)
-                        .is_some_and(|b| b.min_element() >= 0.0)
-                {
+                if pierces(x[a as usize], x[b as usize], corners(&x, tri).unwrap()) {
                     brute += 1;
                 }
             }

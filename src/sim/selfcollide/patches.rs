@@ -34,7 +34,7 @@
 
 use bevy::math::Vec3;
 
-use super::{EMPTY_BOX, combine_capacity, corners, swept_bounds};
+use super::{EMPTY_BOX, combine_capacity, corners, sorted_edge, swept_bounds};
 use crate::sim::parallel::SliceOutputs;
 
 /// Cones narrower than this (radians) count as flat: see the module docs.
@@ -497,11 +497,6 @@ fn cone_normal([p1, p2, p3]: [Vec3; 3]) -> Option<Vec3> {
     let c = e1.cross(e2);
     let c2 = c.length_squared();
     (c2.is_finite() && c2 > 1e-12 * e1.length_squared() * e2.length_squared()).then(|| c / c2.sqrt())
-}
-
-/// The edge (a, b) with its lower vertex first.
-fn sorted_edge(a: u32, b: u32) -> [u32; 2] {
-    [a.min(b), a.max(b)]
 }
 
 #[cfg(test)]
