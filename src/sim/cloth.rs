@@ -13,7 +13,7 @@ use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
 use super::parallel::ColorChunks;
-use super::selfcollide::{SelfContact, SelfContactSearch};
+use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
 use super::topology::{self, MeshError};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
@@ -338,6 +338,8 @@ pub struct SelfCollision {
     pub split_scratch: Vec<(u8, SelfContact)>,
     /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
     pub step_end: Vec<Vec3>,
+    /// Releases the contacts that hold tangled cloth in its tangle.
+    pub untangler: Untangler,
 }
 
 impl SelfCollision {

@@ -52,6 +52,10 @@ pub struct SimParams {
     /// Self-collision of every cloth (§4.3): vertex–triangle constraints eq. (13) keeping the cloth thickness h.
     /// Default off.
     pub self_collision: bool,
+    /// With self-collision: release the contacts that hold a tangled part of the cloth (one poked through
+    /// another layer) on the wrong side, so the cloth pulls it back through (after \[BWK03\], see
+    /// `selfcollide/untangle.rs`). Default on.
+    pub untangle: bool,
     /// k_pressure of §4.4: a balloon's volume is held at k_pressure · V0. Range 0.1–5, default 1.
     pub pressure: f32,
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
@@ -82,6 +86,7 @@ impl Default for SimParams {
             tearing: false,
             tear_threshold: 2.0,
             self_collision: false,
+            untangle: true,
             pressure: 1.0,
             parallel: true,
             ball_mass: 1.5,
@@ -118,6 +123,7 @@ impl SimParams {
             tearing: self.tearing,
             tear_threshold: finite_or(self.tear_threshold, d.tear_threshold).clamp(1.05, 10.0),
             self_collision: self.self_collision,
+            untangle: self.untangle,
             pressure: finite_or(self.pressure, d.pressure).clamp(0.1, 5.0),
             parallel: self.parallel,
             ball_mass: finite_or(self.ball_mass, d.ball_mass).clamp(0.05, 50.0),

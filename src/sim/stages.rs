@@ -132,7 +132,7 @@ pub fn generate_collisions(
                 contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
             }
         }
-        let SelfCollision { search, contacts, halves, split_scratch, step_end } = &mut *self_collision;
+        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler } = &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
             *halves = [0, 0];
@@ -142,6 +142,9 @@ pub fn generate_collisions(
             step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
             let band = material.thickness * SelfCollision::DETECTION_MARGIN;
             find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
+            if params.untangle {
+                untangler.release(x, &mesh.triangles, contacts);
+            }
             *halves = split_in_halves(contacts, x, &mesh.triangles, split_scratch);
         }
     }

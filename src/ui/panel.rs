@@ -278,7 +278,11 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
     section(ui, "Self-collision and balloons", false, |ui| {
         ui.checkbox(&mut p.self_collision, "self-collision").on_hover_text(
             "§4.3: vertices keep the cloth thickness h from the triangles of their own cloth, on the side they \
-             came from (eq. 12–13), found with a spatial hash each substep.",
+             came from (eq. 12–13), found with a spatial hash each step.",
+        );
+        ui.checkbox(&mut p.untangle, "untangle").on_hover_text(
+            "Where the cloth already passes through itself, release the contacts that hold the smaller side \
+             of the crossing there, so the cloth pulls it back through (after Baraff, Witkin and Kass 2003).",
         );
         ui.add(egui::Slider::new(&mut p.pressure, 0.1..=5.0).text("pressure k_pressure"))
             .on_hover_text("§4.4, eq. (15): a balloon's volume is held at k_pressure times its rest volume V0. 0.1–5.");

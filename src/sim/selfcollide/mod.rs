@@ -80,9 +80,10 @@
 //!
 //! # Caveats
 //!
-//! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings, and it cannot
-//! untangle cloth that is already interpenetrating at x (it keeps such a vertex on the wrong side; §4.3 points to
-//! \[BWK03\] for that). The thickness h should be well below the edge length, or neighbouring vertices of a
+//! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings. On its own it
+//! would keep cloth that already interpenetrates at x on the wrong side; [`Untangler`] (`untangle.rs`, after
+//! \[BWK03\], which §4.3 points to) finds such crossings in the contact list and releases the contacts of their
+//! smaller side, so the cloth pulls it back through. The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
 
 use bevy::math::{IVec3, IVec4, Vec3, Vec4};
@@ -94,8 +95,10 @@ use super::parallel::SliceOutputs;
 
 mod narrow;
 mod patches;
+mod untangle;
 
 pub use self::narrow::BARY_MARGIN;
+pub use self::untangle::Untangler;
 
 /// The coarsest level of the hash grid: cells 2^20 times the median box (a box larger than that is kept in a
 /// short list every query scans).
@@ -1023,7 +1026,7 @@ mod tests {
     }
 
     /// Appends an n×n vertex grid in the xy plane at `origin` with spacing `d`.
-    fn grid(n: u32, d: f32, origin: Vec3, pos: &mut Vec<Vec3>, tris: &mut Vec<[u32; 3]>) {
+    pub(super) fn grid(n: u32, d: f32, origin: Vec3, pos: &mut Vec<Vec3>, tris: &mut Vec<[u32; 3]>) {
         let base = pos.len() as u32;
         for j in 0..n {
             for i in 0..n {

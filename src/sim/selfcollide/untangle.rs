@@ -1,0 +1,320 @@
+//! Releasing tangled cloth: a simplified global intersection analysis after \[BWK03\], which §4.3 points to for
+//! cloth that already interpenetrates.
+//!
+//! Vertex–triangle contacts keep every vertex on the side of a triangle it started the step on. Once an edge
+//! pierces a triangle (a pair the once-per-step search missed within a step, an edge–edge crossing), that rule
+//! holds the cloth in its tangle: contacts keep the vertices beyond the crossing on the wrong side while stretch
+//! and bending pull them back through, a fight that never settles and keeps a crumpled pile shaking.
+//!
+//! [`Untangler::release`] runs on each step's contact list:
+//! 1. **Cut.** Every edge of a contact's vertex that pierces the contact's triangle at the start of the step
+//!    (positions x) is cut out of the mesh graph (the test is [`count_intersections`](super::count_intersections)'s).
+//! 2. **Split.** Each connected piece of cloth falls apart along its cut edges into parts. The largest part of a
+//!    piece is taken to be on the right side; the smaller ones (a fold poked through a layer, a vertex pushed
+//!    through one) are *tangled*: \[BWK03\]'s choice of the smaller region of an intersection contour.
+//! 3. **Release.** A contact is dropped for the step when it joins a tangled vertex to a triangle on the
+//!    crossing (a tangled corner, or a corner of a pierced triangle), or a vertex on the crossing to a triangle
+//!    with a tangled corner. The cloth's own constraints then pull the tangled part back through, and the
+//!    contour shrinks step by step. Contacts of a tangled vertex with other layers stay, so it does not fall
+//!    through them.
+//!
+//! A contour that the contact list does not see whole (an edge piercing a triangle its ends have no contact
+//! with), or one that runs from border to border without separating the piece, leaves its region joined to the
+//! rest: nothing is released there and the contacts behave as before. The analysis is local and cheap: a
+//! pierce test per contact and vertex edge, then one union–find over the uncut edges when anything was cut.
+
+use bevy::math::Vec3;
+
+use super::{SelfContact, corners, pierces, sorted_edge};
+
+/// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
+/// graph only when the triangles change (tearing).
+#[derive(Clone, Debug, Default)]
+pub struct Untangler {
+    /// The triangles the graph was built for.
+    graph_of: Vec<[u32; 3]>,
+    /// Compressed rows: the neighbours of vertex v are `neighbours[offsets[v]..offsets[v + 1]]`, each once.
+    offsets: Vec<u32>,
+    neighbours: Vec<u32>,
+    /// Per vertex, the root of its piece (the connected cloth it belongs to).
+    piece: Vec<u32>,
+    /// Per entry of `neighbours`: the edge pierces a triangle.
+    cut: Vec<bool>,
+    /// Union–find parents over the uncut edges (the parts).
+    part: Vec<u32>,
+    /// Vertices per part root; per piece root, its largest part's root.
+    part_size: Vec<u32>,
+    largest_part: Vec<u32>,
+    /// Per vertex: in a smaller part of its piece.
+    tangled: Vec<bool>,
+    /// Per vertex: a corner of a triangle a cut edge pierces.
+    pierced: Vec<bool>,
+    /// Scratch of the graph build: every edge of the triangles, once.
+    edges: Vec<[u32; 2]>,
+}
+
+/// No part chosen yet.
+const NONE: u32 = u32::MAX;
+
+impl Untangler {
+    /// Drops from `contacts` the pairs whose vertex or a triangle corner is tangled at `x` (see the module
+    /// docs). Returns the number of tangled vertices.
+    pub fn release(&mut self, x: &[Vec3], triangles: &[[u32; 3]], contacts: &mut Vec<SelfContact>) -> usize {
+        let n = x.len();
+        if contacts.is_empty() {
+            return 0;
+        }
+        if self.graph_of != triangles || self.piece.len() != n {
+            self.build_graph(triangles, n);
+        }
+        if !self.cut_piercing_edges(x, triangles, contacts) {
+            return 0;
+        }
+        self.split_pieces(n);
+        let (tangled, pierced) = (&self.tangled, &self.pierced);
+        let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
+        contacts.retain(|c| {
+            let Some(tri) = triangles.get(c.triangle as usize) else { return true };
+            let any_corner = |of: &Vec<bool>| tri.iter().any(|&v| flag(of, v));
+            let on_crossing = |v: u32| flag(tangled, v) || flag(pierced, v);
+            let tangled_triangle = any_corner(tangled);
+            let crossing_triangle = tangled_triangle || any_corner(pierced);
+            !((flag(tangled, c.vertex) && crossing_triangle) || (on_crossing(c.vertex) && tangled_triangle))
+        });
+        tangled.iter().filter(|&&t| t).count()
+    }
+
+    /// The vertex adjacency (compressed rows) and the pieces of `triangles` over `n` vertices.
+    fn build_graph(&mut self, triangles: &[[u32; 3]], n: usize) {
+        self.graph_of.clear();
+        self.graph_of.extend_from_slice(triangles);
+        self.edges.clear();
+        for tri in triangles.iter().filter(|t| t.iter().all(|&v| (v as usize) < n)) {
+            self.edges.extend([sorted_edge(tri[0], tri[1]), sorted_edge(tri[1], tri[2]), sorted_edge(tri[2], tri[0])]);
+        }
+        self.edges.sort_unstable();
+        self.edges.dedup();
+        self.offsets.clear();
+        self.offsets.resize(n + 1, 0);
+        for &[a, b] in &self.edges {
+            self.offsets[a as usize + 1] += 1;
+            self.offsets[b as usize + 1] += 1;
+        }
+        for v in 0..n {
+            self.offsets[v + 1] += self.offsets[v];
+        }
+        self.neighbours.clear();
+        self.neighbours.resize(self.offsets[n] as usize, 0);
+        let next = &mut self.part; // scratch: the next free entry of each row
+        next.clear();
+        next.extend_from_slice(&self.offsets[..n]);
+        for &[a, b] in &self.edges {
+            for (from, to) in [(a, b), (b, a)] {
+                self.neighbours[next[from as usize] as usize] = to;
+                next[from as usize] += 1;
+            }
+        }
+        self.cut.clear();
+        self.cut.resize(self.neighbours.len(), false);
+        self.piece.clear();
+        self.piece.extend(0..n as u32);
+        for &[a, b] in &self.edges {
+            union(&mut self.piece, a as usize, b as usize);
+        }
+        for v in 0..n {
+            let root = find(&mut self.piece, v);
+            self.piece[v] = root as u32;
+        }
+    }
+
+    /// Marks every edge of a contact's vertex that pierces the contact's triangle at `x`, and the corners of
+    /// that triangle; whether any edge was cut.
+    fn cut_piercing_edges(&mut self, x: &[Vec3], triangles: &[[u32; 3]], contacts: &[SelfContact]) -> bool {
+        self.cut.fill(false);
+        self.pierced.clear();
+        self.pierced.resize(x.len(), false);
+        let mut any = false;
+        for c in contacts {
+            let q = c.vertex as usize;
+            let Some(tri) = triangles.get(c.triangle as usize) else { continue };
+            let (Some(&xq), Some(corners), Some(&[start, end])) =
+                (x.get(q), corners(x, tri), self.offsets.get(q..q + 2).and_then(|r| r.first_chunk()))
+            else {
+                continue;
+            };
+            for slot in start as usize..end as usize {
+                let r = self.neighbours[slot];
+                if !tri.contains(&r) && pierces(xq, x[r as usize], corners) {
+                    self.cut_edge(q as u32, r);
+                    for &v in tri {
+                        self.pierced[v as usize] = true;
+                    }
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// Marks edge (a, b) cut in both rows.
+    fn cut_edge(&mut self, a: u32, b: u32) {
+        for (from, to) in [(a, b), (b, a)] {
+            let row = self.offsets[from as usize] as usize..self.offsets[from as usize + 1] as usize;
+            if let Some(k) = self.neighbours[row.clone()].iter().position(|&v| v == to) {
+                self.cut[row.start + k] = true;
+            }
+        }
+    }
+
+    /// Parts (the uncut edges); tangled = not in its piece's largest part.
+    fn split_pieces(&mut self, n: usize) {
+        self.part.clear();
+        self.part.extend(0..n as u32);
+        for a in 0..n {
+            for slot in self.offsets[a] as usize..self.offsets[a + 1] as usize {
+                let b = self.neighbours[slot] as usize;
+                if b > a && !self.cut[slot] {
+                    union(&mut self.part, a, b);
+                }
+            }
+        }
+        self.part_size.clear();
+        self.part_size.resize(n, 0);
+        for v in 0..n {
+            let root = find(&mut self.part, v);
+            self.part[v] = root as u32;
+            self.part_size[root] += 1;
+        }
+        self.largest_part.clear();
+        self.largest_part.resize(n, NONE);
+        for v in 0..n {
+            let (piece, part) = (self.piece[v] as usize, self.part[v]);
+            let best = &mut self.largest_part[piece];
+            if *best == NONE || self.part_size[part as usize] > self.part_size[*best as usize] {
+                *best = part;
+            }
+        }
+        self.tangled.clear();
+        self.tangled.extend((0..n).map(|v| self.largest_part[self.piece[v] as usize] != self.part[v]));
+    }
+}
+/// The root of `v`, halving the path on the way.
+fn find(parents: &mut [u32], mut v: usize) -> usize {
+    while parents[v] as usize != v {
+        let up = parents[parents[v] as usize];
+        parents[v] = up;
+        v = up as usize;
+    }
+    v
+}
+
+/// Joins the sets of `a` and `b` (the larger index under the smaller, so roots are deterministic).
+fn union(parents: &mut [u32], a: usize, b: usize) {
+    let (ra, rb) = (find(parents, a), find(parents, b));
+    if ra != rb {
+        let (lo, hi) = (ra.min(rb), ra.max(rb));
+        parents[hi] = lo as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::grid;
+    use super::super::{SelfContactSearch, count_intersections, find_self_contacts, project_self_contacts};
+    use super::*;
+
+    /// Band of the searches below, metres.
+    const BAND: f32 = 0.015;
+    /// Sheet B's height above sheet A, metres.
+    const LAYER: f32 = 0.01;
+
+    /// Two 6×6 sheets 10 cm apart in x and y: A in z = 0, B above it at z = [`LAYER`], shifted by half a cell;
+    /// A's vertex 14, at (0.2, 0.2), is pushed up through B to z = 2·LAYER. (positions, triangles, the vertex)
+    fn vertex_through_a_layer() -> (Vec<Vec3>, Vec<[u32; 3]>, usize) {
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(6, 0.1, Vec3::ZERO, &mut x, &mut tris);
+        grid(6, 0.1, Vec3::new(0.05, 0.05, LAYER), &mut x, &mut tris);
+        let poked = 2 * 6 + 2;
+        x[poked].z = 2.0 * LAYER;
+        (x, tris, poked)
+    }
+
+    fn contacts_at(x: &[Vec3], tris: &[[u32; 3]]) -> Vec<SelfContact> {
+        let mut contacts = Vec::new();
+        find_self_contacts(&mut SelfContactSearch::default(), x, x, tris, BAND, false, &mut contacts);
+        contacts
+    }
+
+    #[test]
+    fn a_vertex_pushed_through_a_layer_alone_is_released() {
+        let (x, tris, poked) = vertex_through_a_layer();
+        assert!(count_intersections(&x, &tris) > 0);
+        let before = contacts_at(&x, &tris);
+        let held = |c: &SelfContact| c.vertex as usize == poked && c.triangle as usize >= tris.len() / 2;
+        assert!(before.iter().any(held), "the poked vertex has a contact with sheet B");
+        let mut after = before.clone();
+        assert_eq!(Untangler::default().release(&x, &tris, &mut after), 1);
+        assert!(!after.iter().any(held));
+        // every dropped contact has the poked vertex at one end; the others (sheet A under sheet B) stay
+        let dropped: Vec<_> = before.iter().filter(|c| !after.contains(c)).collect();
+        assert!(!dropped.is_empty() && after.len() > dropped.len(), "{} kept, {} dropped", after.len(), dropped.len());
+        for c in dropped {
+            assert!(c.vertex as usize == poked || tris[c.triangle as usize].contains(&(poked as u32)), "{c:?}");
+        }
+        // untangled cloth keeps all its contacts
+        let (mut flat, _, _) = vertex_through_a_layer();
+        flat[poked].z = 0.0;
+        let mut contacts = contacts_at(&flat, &tris);
+        let all = contacts.clone();
+        assert_eq!(Untangler::default().release(&flat, &tris, &mut contacts), 0);
+        assert_eq!(contacts, all);
+    }
+
+    /// Steps the poked vertex (the only free one) under its edges' distance constraints and the self contacts,
+    /// with or without the release, and returns the intersections left and its height.
+    fn relax(untangle: bool) -> (usize, f32) {
+        let (mut x, tris, poked) = vertex_through_a_layer();
+        // its six edges (±1, ±6, ±7 in the grid), at their lengths in the sheet
+        let in_sheet = |r: usize| (r, x[r].truncate().distance(x[poked].truncate()));
+        let rest: Vec<(usize, f32)> = [-7, -6, -1, 1, 6, 7].map(|d| in_sheet(poked.wrapping_add_signed(d))).to_vec();
+        let w: Vec<f32> = (0..x.len()).map(|i| if i == poked { 1.0 } else { 0.0 }).collect();
+        let mut untangler = Untangler::default();
+        for _ in 0..100 {
+            let mut contacts = contacts_at(&x, &tris);
+            if untangle {
+                untangler.release(&x, &tris, &mut contacts);
+            }
+            let mut p = x.clone();
+            for &(r, length) in &rest {
+                let (d, at) = (p[poked] - p[r], p[poked]);
+                p[poked] = at - d.normalize() * (d.length() - length);
+            }
+            project_self_contacts(&mut p, &x, &w, &tris, &contacts, LAYER / 2.0, 1.0);
+            x = p;
+        }
+        (count_intersections(&x, &tris), x[poked].z)
+    }
+
+    #[test]
+    fn a_released_vertex_is_pulled_back_through_the_layer() {
+        let (held, height) = relax(false);
+        assert!(held > 0 && height > LAYER, "the contacts hold the vertex above sheet B: z = {height}");
+        let (left, height) = relax(true);
+        assert_eq!(left, 0, "z = {height}");
+        assert!(height < LAYER / 2.0, "back under sheet B, by half a thickness: z = {height}");
+    }
+
+    #[test]
+    fn the_graph_follows_the_triangles() {
+        let (x, mut tris, poked) = vertex_through_a_layer();
+        let mut untangler = Untangler::default();
+        let mut contacts = contacts_at(&x, &tris);
+        assert_eq!(untangler.release(&x, &tris, &mut contacts), 1);
+        // split the poked vertex off sheet A entirely: now it has no edges, nothing pierces, nothing is tangled
+        tris.retain(|t| !t.contains(&(poked as u32)));
+        let mut contacts = contacts_at(&x, &tris);
+        let all = contacts.clone();
+        assert_eq!(untangler.release(&x, &tris, &mut contacts), 0);
+        assert_eq!(contacts, all);
+    }
+}
