@@ -25,7 +25,7 @@
 
 use bevy::math::Vec3;
 
-use super::{SelfContact, corners, pierces, sorted_edge};
+use super::{SelfContact, corners, pierces};
 
 /// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
 /// graph only when the triangles change (tearing).
@@ -49,8 +49,6 @@ pub struct Untangler {
     tangled: Vec<bool>,
     /// Per vertex: a corner of a triangle a cut edge pierces.
     pierced: Vec<bool>,
-    /// Scratch of the graph build: every edge of the triangles, once.
-    edges: Vec<[u32; 2]>,
 }
 
 /// No part chosen yet.
@@ -84,21 +82,18 @@ impl Untangler {
         tangled.iter().filter(|&&t| t).count()
     }
 
-    /// The vertex adjacency (compressed rows) and the pieces of `triangles` over `n` vertices.
+    /// The vertex adjacency (compressed rows, each sorted) and the pieces of `triangles` over `n` vertices.
     fn build_graph(&mut self, triangles: &[[u32; 3]], n: usize) {
         self.graph_of.clear();
         self.graph_of.extend_from_slice(triangles);
-        self.edges.clear();
-        for tri in triangles.iter().filter(|t| t.iter().all(|&v| (v as usize) < n)) {
-            self.edges.extend([sorted_edge(tri[0], tri[1]), sorted_edge(tri[1], tri[2]), sorted_edge(tri[2], tri[0])]);
-        }
-        self.edges.sort_unstable();
-        self.edges.dedup();
+        let valid = |t: &&[u32; 3]| t.iter().all(|&v| (v as usize) < n);
+        // rows with room for the two other corners of each of the vertex's triangles (shared edges come twice)
         self.offsets.clear();
         self.offsets.resize(n + 1, 0);
-        for &[a, b] in &self.edges {
-            self.offsets[a as usize + 1] += 1;
-            self.offsets[b as usize + 1] += 1;
+        for tri in triangles.iter().filter(valid) {
+            for &v in tri {
+                self.offsets[v as usize + 1] += 2;
+            }
         }
         for v in 0..n {
             self.offsets[v + 1] += self.offsets[v];
@@ -108,18 +103,37 @@ impl Untangler {
         let next = &mut self.part; // scratch: the next free entry of each row
         next.clear();
         next.extend_from_slice(&self.offsets[..n]);
-        for &[a, b] in &self.edges {
-            for (from, to) in [(a, b), (b, a)] {
-                self.neighbours[next[from as usize] as usize] = to;
-                next[from as usize] += 1;
+        for &[a, b, c] in triangles.iter().filter(valid) {
+            for (v, others) in [(a, [b, c]), (b, [c, a]), (c, [a, b])] {
+                let at = next[v as usize] as usize;
+                self.neighbours[at..at + 2].copy_from_slice(&others);
+                next[v as usize] += 2;
             }
         }
+        // each row sorted and deduplicated, moved down over the room its duplicates left
+        let mut kept = 0;
+        for v in 0..n {
+            let row = self.offsets[v] as usize..next[v] as usize;
+            self.neighbours[row.clone()].sort_unstable();
+            self.offsets[v] = kept as u32;
+            for i in row {
+                let r = self.neighbours[i];
+                if kept == self.offsets[v] as usize || self.neighbours[kept - 1] != r {
+                    self.neighbours[kept] = r;
+                    kept += 1;
+                }
+            }
+        }
+        self.offsets[n] = kept as u32;
+        self.neighbours.truncate(kept);
         self.cut.clear();
-        self.cut.resize(self.neighbours.len(), false);
+        self.cut.resize(kept, false);
         self.piece.clear();
         self.piece.extend(0..n as u32);
-        for &[a, b] in &self.edges {
-            union(&mut self.piece, a as usize, b as usize);
+        for a in 0..n {
+            for slot in self.offsets[a] as usize..self.offsets[a + 1] as usize {
+                union(&mut self.piece, a, self.neighbours[slot] as usize);
+            }
         }
         for v in 0..n {
             let root = find(&mut self.piece, v);
@@ -142,9 +156,15 @@ impl Untangler {
             else {
                 continue;
             };
+            // the side test of `pierces` first, with the plane computed once: most edges stay on one side
+            let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+            let dq = (xq - corners[0]).dot(normal);
             for slot in start as usize..end as usize {
                 let r = self.neighbours[slot];
-                if !tri.contains(&r) && pierces(xq, x[r as usize], corners) {
+                let xr = x[r as usize];
+                let dr = (xr - corners[0]).dot(normal);
+                let opposite = (dq < 0.0 && dr > 0.0) || (dq > 0.0 && dr < 0.0);
+                if opposite && !tri.contains(&r) && pierces(xq, xr, corners) {
                     self.cut_edge(q as u32, r);
                     for &v in tri {
                         self.pierced[v as usize] = true;
