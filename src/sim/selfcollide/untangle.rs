@@ -112,13 +112,13 @@ impl Untangler {
         }
         // each row sorted and deduplicated, moved down over the room its duplicates left
         let mut kept = 0;
-        for v in 0..n {
-            let row = self.offsets[v] as usize..next[v] as usize;
+        for (start, &end) in self.offsets.iter_mut().zip(next.iter()) {
+            let row = *start as usize..end as usize;
             self.neighbours[row.clone()].sort_unstable();
-            self.offsets[v] = kept as u32;
+            *start = kept as u32;
             for i in row {
                 let r = self.neighbours[i];
-                if kept == self.offsets[v] as usize || self.neighbours[kept - 1] != r {
+                if kept == *start as usize || self.neighbours[kept - 1] != r {
                     self.neighbours[kept] = r;
                     kept += 1;
                 }
