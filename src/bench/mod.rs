@@ -1,12 +1,14 @@
 //! `drape bench`: how the simulation time per frame grows with resolution, iterations and substeps, where the
 //! time goes, and what every preset costs — measured headless on the same schedule as the app, each point the
-//! median of repeated runs with its spread. Writes `bench.csv` and PNG plots into an output folder.
+//! median of repeated runs with its spread. Writes `bench.csv`, `summary.txt` and the PNG plots (`plots.rs`)
+//! into an output folder.
+
+mod plots;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use bevy::math::Vec3;
-use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::headless::headless_app_with;
@@ -201,30 +203,7 @@ pub fn run_all(out: &Path, config: BenchConfig) -> Result<Vec<Point>, String> {
     }
     write_csv(&out.join("bench.csv"), &points)?;
     write_summary(&out.join("summary.txt"), &points)?;
-    plot_series(
-        &out.join("resolution.png"),
-        "time per frame vs resolution (4 iterations × 8 substeps)",
-        "particles",
-        &points,
-        "resolution",
-        true,
-    )?;
-    plot_series(
-        &out.join("substeps.png"),
-        "time per frame vs substeps (64² grid, 4 iterations)",
-        "substeps",
-        &points,
-        "substeps",
-        false,
-    )?;
-    plot_series(
-        &out.join("iterations.png"),
-        "time per frame vs iterations (64² grid, 8 substeps)",
-        "iterations",
-        &points,
-        "iterations",
-        false,
-    )?;
+    plots::write_all(out, &points)?;
     Ok(points)
 }
 
@@ -274,40 +253,6 @@ fn write_summary(path: &Path, points: &[Point]) -> Result<(), String> {
     std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
     eprint!("{text}");
     Ok(())
-}
-
-fn plot_series(
-    path: &Path,
-    title: &str,
-    x_label: &str,
-    points: &[Point],
-    name: &str,
-    by_particles: bool,
-) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    plotters::style::register_font("sans-serif", FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
-        .map_err(|_| err(&"font"))?;
-    let data: Vec<(f64, f64, f64, f64)> = series(points, name)
-        .map(|p| (if by_particles { p.particles as f64 } else { p.x }, p.median_ms, p.min_ms, p.max_ms))
-        .collect();
-    let x_max = data.iter().map(|d| d.0).fold(1.0, f64::max) * 1.05;
-    let y_max = data.iter().map(|d| d.3).fold(1e-3, f64::max) * 1.1;
-    let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(|e| err(&e))?;
-    chart.configure_mesh().x_desc(x_label).y_desc("ms per frame (median, min–max)").draw().map_err(|e| err(&e))?;
-    chart.draw_series(LineSeries::new(data.iter().map(|d| (d.0, d.1)), &RED)).map_err(|e| err(&e))?;
-    chart.draw_series(data.iter().map(|d| Circle::new((d.0, d.1), 4, RED.filled()))).map_err(|e| err(&e))?;
-    chart
-        .draw_series(data.iter().map(|d| PathElement::new(vec![(d.0, d.2), (d.0, d.3)], BLACK)))
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))
 }
 
 #[cfg(test)]
