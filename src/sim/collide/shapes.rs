@@ -88,6 +88,23 @@ impl Shape {
         }
     }
 
+    /// The axis-aligned box (min, max) holding the whole solid; `None` where the solid is unbounded.
+    pub fn bounding_box(&self) -> Option<(Vec3, Vec3)> {
+        let around = |center: Vec3, half: Vec3| Some((center - half, center + half));
+        match *self {
+            Shape::Plane { .. } | Shape::Barrel { .. } => None,
+            Shape::Sphere { center, radius } => around(center, Vec3::splat(radius)),
+            Shape::Box { center, rotation, half_extents } => {
+                let axes = bevy::math::Mat3::from_quat(rotation);
+                let half = axes.x_axis.abs() * half_extents.x
+                    + axes.y_axis.abs() * half_extents.y
+                    + axes.z_axis.abs() * half_extents.z;
+                around(center, half)
+            }
+            Shape::Capsule { a, b, radius } => Some((a.min(b) - radius, a.max(b) + radius)),
+        }
+    }
+
     /// The largest distance of a surface point from the origin (how far a turn about the origin can move
     /// it, per radian); infinite for a plane.
     pub fn reach(&self) -> f32 {
@@ -267,9 +284,16 @@ impl Shape {
 
     /// Whether any point of the axis-aligned box `min`–`max` may lie inside the shape. Conservative, from the
     /// signed distance being 1-Lipschitz: no point of the box is closer to the surface than the box centre's
-    /// distance minus the half-diagonal. Exact for a plane: the box's corner deepest along the normal. Lets
-    /// line (8) skip a whole cloth, or a slice of its vertices, far from a collider.
+    /// distance minus the half-diagonal. Exact for a plane: the box's corner deepest along the normal. A
+    /// bounded shape must also overlap its [`bounding_box`](Self::bounding_box): a row of cloth vertices is a
+    /// wide box whose half-diagonal alone would reach an elongated collider (a gripping bar) from far below.
+    /// Lets line (8) skip a whole cloth, or a slice of its vertices, far from a collider.
     pub fn may_touch_box(&self, min: Vec3, max: Vec3) -> bool {
+        if let Some((lo, hi)) = self.bounding_box()
+            && (max.cmplt(lo).any() || min.cmpgt(hi).any())
+        {
+            return false;
+        }
         let (center, half) = ((min + max) * 0.5, (max - min) * 0.5);
         match *self {
             // a slice of a hanging sheet is wide and flat: its half-diagonal would reach the floor from far above
@@ -357,6 +381,18 @@ mod tests {
         let far = Shape::Sphere { center: Vec3::new(0.0, 5.0, 0.0), radius: 1.0 };
         assert!(!far.may_touch_box(min, max));
         assert!(!shapes[0].may_touch_box(Vec3::new(-0.2, 1.0, -0.2), Vec3::new(0.2, 2.0, 0.2)));
+        // a row of a hanging sheet below a gripping bar: its box is wide, so the bar lies within its half-diagonal,
+        // but the two boxes are apart; the row at the bar's height touches it
+        let bar = Shape::Box {
+            center: Vec3::new(0.0, 0.8, -0.1),
+            rotation: Quat::from_rotation_z(0.1),
+            half_extents: Vec3::new(0.4, 0.1, 0.1),
+        };
+        let row = |y: f32| (Vec3::new(-1.2, y, -0.01), Vec3::new(1.2, y + 0.02, 0.01));
+        let (below, level) = (row(0.55), row(0.8));
+        assert!(bar.signed_distance((below.0 + below.1) * 0.5) < (below.1 - below.0).length() * 0.5);
+        assert!(!bar.may_touch_box(below.0, below.1), "the row below the bar is culled");
+        assert!(bar.may_touch_box(level.0, level.1));
         // a wide, flat box just above a plane, tilted or not, is culled; one reaching below it is not
         for normal in [Vec3::Y, Vec3::new(0.1, 1.0, -0.2).normalize()] {
             let plane = Shape::Plane { point: Vec3::ZERO, normal };
@@ -366,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn bounding_spheres_hold_every_inside_point() {
+    fn bounding_spheres_and_boxes_hold_every_inside_point() {
         let shapes = [
             Shape::Sphere { center: Vec3::new(0.3, 0.2, 0.0), radius: 0.25 },
             Shape::Box {
@@ -385,6 +421,8 @@ mod tests {
                 if shape.signed_distance(q) <= 0.0 {
                     inside += 1;
                     assert!(q.distance(center) <= radius + 1e-5, "{shape:?}: {q} is inside but outside the sphere");
+                    let (lo, hi) = shape.bounding_box().unwrap();
+                    assert!(q.cmpge(lo - 1e-5).all() && q.cmple(hi + 1e-5).all(), "{shape:?}: {q} outside the box");
                 }
             }
             assert!(inside > 10, "{shape:?}: the samples missed the shape");
@@ -392,6 +430,7 @@ mod tests {
         let plane = Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y };
         let barrel = Shape::Barrel { center: Vec3::ZERO, rotation: Quat::IDENTITY, radius: 1.0, half_height: 1.0 };
         assert_eq!((plane.bounding_sphere(), barrel.bounding_sphere()), (None, None));
+        assert_eq!((plane.bounding_box(), barrel.bounding_box()), (None, None));
     }
 
     #[test]
