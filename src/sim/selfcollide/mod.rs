@@ -205,7 +205,7 @@ impl SpatialHash {
         self.rebuild_boxes(triangles.len(), parallel, bound, |_| true);
     }
 
-    /// Rebuilds the hash over `count` triangles whose boxes are `bound(t)` ([`swept_bounds`]), entering only
+    /// Rebuilds the hash over `count` triangles whose boxes are `bound(t)` (`swept_bounds`), entering only
     /// those for which `include(t)`: the others are never reported (the cell size is the same either way).
     pub fn rebuild_boxes(
         &mut self,
