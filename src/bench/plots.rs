@@ -99,8 +99,7 @@ fn stages(root: &DrawingArea<BitMapBackend, Shift>, points: &[&Point]) -> PlotRe
         .build_cartesian_2d(-0.5..points.len() as f64 - 0.5, 0.0..110.0)
         .map_err(text)?;
     let label = |x: &f64| {
-        let k = x.round();
-        let at = points.get(k as usize).filter(|_| (x - k).abs() < 1e-6 && k >= 0.0);
+        let at = category(*x).and_then(|k| points.get(k));
         at.map_or(String::new(), |p| format!("{}² ({} particles)", p.x, p.particles))
     };
     chart
@@ -148,6 +147,12 @@ fn stages(root: &DrawingArea<BitMapBackend, Shift>, points: &[&Point]) -> PlotRe
     Ok(())
 }
 
+/// The category at axis value `v` of a bar chart whose categories sit at 0, 1, 2, …; `None` between them.
+fn category(v: f64) -> Option<usize> {
+    let k = v.round();
+    (k >= 0.0 && (v - k).abs() < 1e-6).then_some(k as usize)
+}
+
 /// What every preset costs: a horizontal bar of median ms per frame each, with its min–max whisker.
 fn presets_bars(root: &DrawingArea<BitMapBackend, Shift>, points: &[&Point]) -> PlotResult {
     let x_max = points.iter().map(|p| p.max_ms).fold(1e-3, f64::max) * 1.15;
@@ -162,9 +167,8 @@ fn presets_bars(root: &DrawingArea<BitMapBackend, Shift>, points: &[&Point]) -> 
     // the first preset at the top
     let row = |i: usize| (points.len() - 1 - i) as f64;
     let label = |y: &f64| {
-        let k = y.round();
-        let at = (k >= 0.0 && (y - k).abs() < 1e-6).then(|| points.len().checked_sub(1 + k as usize)).flatten();
-        at.and_then(|i| points.get(i)).map_or(String::new(), |p| name(p))
+        let at = category(*y).and_then(|k| points.len().checked_sub(1 + k)).and_then(|i| points.get(i));
+        at.map_or(String::new(), |p| name(p))
     };
     chart
         .configure_mesh()
