@@ -87,9 +87,7 @@ pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl F
             scope.spawn(async { drain(true) });
         }
         drain(false);
-        for _ in 0..pool.thread_num() {
-            keep_warm(pool, generation);
-        }
+        keep_warm(pool, generation);
     });
 }
 
@@ -98,23 +96,25 @@ static OPENED: AtomicU64 = AtomicU64::new(0);
 /// How long a pool thread stays awake for the next scope after finishing its part of one.
 const KEEP_WARM: std::time::Duration = std::time::Duration::from_micros(50);
 
-/// Queues a task that keeps a pool thread spinning, after it has finished its part of scope `generation`, until
+/// Queues one task per pool thread that keeps it spinning, after it has finished its part of scope `generation`, until
 /// the next scope opens or [`KEEP_WARM`] has passed. A thread that went to sleep between two stage calls takes
 /// 15–30 µs to wake on this machine, during which the caller works alone; the stages of a substep follow each
 /// other within microseconds. The task gives up at once if the scope's caller runs it (while it waits for the
 /// scope's tasks) or if a newer scope has already opened (it must not hold up that scope's tasks).
 fn keep_warm(pool: &ComputeTaskPool, generation: u64) {
     let caller = std::thread::current().id();
-    let task = pool.spawn(async move {
-        if std::thread::current().id() == caller {
-            return;
-        }
-        let start = std::time::Instant::now();
-        while OPENED.load(Ordering::Acquire) == generation && start.elapsed() < KEEP_WARM {
-            std::hint::spin_loop();
-        }
-    });
-    task.detach();
+    for _ in 0..pool.thread_num() {
+        let task = pool.spawn(async move {
+            if std::thread::current().id() == caller {
+                return;
+            }
+            let start = std::time::Instant::now();
+            while OPENED.load(Ordering::Acquire) == generation && start.elapsed() < KEEP_WARM {
+                std::hint::spin_loop();
+            }
+        });
+        task.detach();
+    }
 }
 
 /// One step of waiting: spins first, then yields the time slice.

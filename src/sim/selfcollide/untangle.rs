@@ -128,17 +128,7 @@ impl Untangler {
         self.neighbours.truncate(kept);
         self.cut.clear();
         self.cut.resize(kept, false);
-        self.piece.clear();
-        self.piece.extend(0..n as u32);
-        for a in 0..n {
-            for slot in self.offsets[a] as usize..self.offsets[a + 1] as usize {
-                union(&mut self.piece, a, self.neighbours[slot] as usize);
-            }
-        }
-        for v in 0..n {
-            let root = find(&mut self.piece, v);
-            self.piece[v] = root as u32;
-        }
+        connect(&mut self.piece, &self.offsets, &self.neighbours, |_| true);
     }
 
     /// Marks every edge of a contact's vertex that pierces the contact's triangle at `x`, and the corners of
@@ -188,22 +178,12 @@ impl Untangler {
 
     /// Parts (the uncut edges); tangled = not in its piece's largest part.
     fn split_pieces(&mut self, n: usize) {
-        self.part.clear();
-        self.part.extend(0..n as u32);
-        for a in 0..n {
-            for slot in self.offsets[a] as usize..self.offsets[a + 1] as usize {
-                let b = self.neighbours[slot] as usize;
-                if b > a && !self.cut[slot] {
-                    union(&mut self.part, a, b);
-                }
-            }
-        }
+        let cut = &self.cut;
+        connect(&mut self.part, &self.offsets, &self.neighbours, |slot| !cut[slot]);
         self.part_size.clear();
         self.part_size.resize(n, 0);
-        for v in 0..n {
-            let root = find(&mut self.part, v);
-            self.part[v] = root as u32;
-            self.part_size[root] += 1;
+        for &root in &self.part {
+            self.part_size[root as usize] += 1;
         }
         self.largest_part.clear();
         self.largest_part.resize(n, NONE);
@@ -218,6 +198,26 @@ impl Untangler {
         self.tangled.extend((0..n).map(|v| self.largest_part[self.piece[v] as usize] != self.part[v]));
     }
 }
+/// Union–find over the edges of the compressed rows `offsets`/`neighbours` whose slot is `kept`: afterwards
+/// `parents[v]` is the root of v's component, its lowest vertex.
+fn connect(parents: &mut Vec<u32>, offsets: &[u32], neighbours: &[u32], kept: impl Fn(usize) -> bool) {
+    let n = offsets.len().saturating_sub(1);
+    parents.clear();
+    parents.extend(0..n as u32);
+    for a in 0..n {
+        let row = offsets[a] as usize..offsets[a + 1] as usize;
+        for (slot, &b) in row.clone().zip(&neighbours[row]) {
+            if b as usize > a && kept(slot) {
+                union(parents, a, b as usize);
+            }
+        }
+    }
+    for v in 0..n {
+        let root = find(parents, v);
+        parents[v] = root as u32;
+    }
+}
+
 /// The root of `v`, halving the path on the way.
 fn find(parents: &mut [u32], mut v: usize) -> usize {
     while parents[v] as usize != v {
