@@ -35,6 +35,9 @@ pub struct HeadlessReport {
     pub kinetic_energy: f32,
     /// Whether all positions are finite.
     pub finite: bool,
+    /// [`metrics::state_hash`] of every cloth's positions and velocities (each cloth hashed alone, the hashes
+    /// sorted and hashed again, so spawn order does not matter), as 16 hex digits: equal hashes, same bits.
+    pub state_hash: String,
     /// Smallest signed distance of any particle to any collider surface (negative = inside), metres.
     pub min_collider_distance: f32,
     /// Mesh edges that pierce a triangle of their own cloth (§4.3): places where the cloth has passed through
@@ -109,6 +112,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         max_stretch: 0.0,
         kinetic_energy: 0.0,
         finite: true,
+        state_hash: String::new(),
         min_collider_distance: f32::INFINITY,
         self_intersections: 0,
         ms_per_frame: 0.0,
@@ -133,7 +137,9 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         &crate::sim::cloth::ClothMesh,
         &crate::sim::cloth::Cloth,
     )>();
+    let mut cloth_hashes = Vec::new();
     for (particles, stretch, bend, contacts, mesh, cloth) in cloths.iter(world) {
+        cloth_hashes.push(metrics::state_hash(&particles.x, &particles.v));
         r.torn_edges += cloth.tears;
         r.particles += particles.len();
         r.constraints += stretch.len() + bend.len();
@@ -149,6 +155,9 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
             }
         }
     }
+    cloth_hashes.sort_unstable();
+    let bits: Vec<u8> = cloth_hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+    r.state_hash = format!("{:016x}", metrics::fnv1a(&bits));
     let timings = world.resource::<StageTimings>();
     r.ms_per_frame = timings.mean_step_ms();
     r.stage_ms = timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();

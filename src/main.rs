@@ -40,6 +40,9 @@ enum Command {
         /// Override the scene's substeps.
         #[arg(long)]
         substeps: Option<u32>,
+        /// Project on one thread instead of the whole compute pool.
+        #[arg(long)]
+        single_threaded: bool,
     },
     /// Measure simulation time per frame; writes bench.csv, summary.txt and PNG plots into --out, or times one
     /// workload and prints JSON.
@@ -72,10 +75,11 @@ fn load(name: &str) -> Result<SceneDesc, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Headless { preset, frames, iterations, substeps }) => {
+        Some(Command::Headless { preset, frames, iterations, substeps, single_threaded }) => {
             let desc = load(&preset).map(|mut desc| {
                 desc.params.iterations = iterations.unwrap_or(desc.params.iterations);
                 desc.params.substeps = substeps.unwrap_or(desc.params.substeps);
+                desc.params.parallel &= !single_threaded;
                 desc
             });
             match desc.and_then(|desc| drape::headless::run(desc, frames)) {

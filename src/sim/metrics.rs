@@ -17,6 +17,23 @@ pub fn kinetic_energy(v: &[Vec3], mass: &[f32]) -> f32 {
     0.5 * v.iter().zip(mass).map(|(v, m)| m * v.length_squared()).sum::<f32>()
 }
 
+/// FNV-1a (64 bit) over the bits of every position and velocity, in order: equal hashes mean the same state to
+/// the last bit, so a refactor that claims to keep the physics can prove it.
+pub fn state_hash(x: &[Vec3], v: &[Vec3]) -> u64 {
+    fnv1a_fold(FNV_OFFSET, x.iter().chain(v).flat_map(|p| p.to_array()).flat_map(|c| c.to_bits().to_le_bytes()))
+}
+
+/// FNV-1a (64 bit) of `bytes`.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    fnv1a_fold(FNV_OFFSET, bytes.iter().copied())
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a_fold(hash: u64, bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(hash, |h, byte| (h ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 /// Whether every position is finite.
 pub fn all_finite(x: &[Vec3]) -> bool {
     x.iter().all(|p| p.is_finite())
@@ -32,5 +49,18 @@ mod tests {
         assert!((max_stretch(&x, &[[0, 1], [1, 2]], &[1.0, 1.0]) - 0.5).abs() < 1e-6);
         assert!((kinetic_energy(&[Vec3::X * 2.0, Vec3::Y], &[3.0, 4.0]) - 8.0).abs() < 1e-6);
         assert!(!all_finite(&[Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0)]));
+    }
+
+    #[test]
+    fn state_hash_sees_every_bit() {
+        let x = [Vec3::ZERO, Vec3::X];
+        let v = [Vec3::Y, Vec3::ZERO];
+        // FNV-1a of no bytes is its offset basis
+        assert_eq!(state_hash(&[], &[]), 0xcbf2_9ce4_8422_2325);
+        let h = state_hash(&x, &v);
+        assert_eq!(h, state_hash(&x, &v));
+        let nudged = Vec3::new(f32::from_bits(1.0f32.to_bits() + 1), 0.0, 0.0);
+        assert_ne!(h, state_hash(&[Vec3::ZERO, nudged], &v));
+        assert_ne!(h, state_hash(&x, &[Vec3::ZERO, Vec3::Y]));
     }
 }
