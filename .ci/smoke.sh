@@ -40,4 +40,18 @@ INNER
 timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" bash "$drag_script"
 rm -f "$drag_script"
 python3 .ci/cloth_pixels.py moved "$out/drag_before.png" "$out/drag_during.png" 40
+
+# The library's minimal example (a flag on a pole, using only drape::prelude) in a real window.
+example=$PWD/target/release/examples/minimal
+[[ -x $example ]] || cargo build --release --locked --example minimal
+example_script=$(mktemp)
+cat >"$example_script" <<INNER
+"$example" >"$out/minimal.log" 2>&1 & app=\$!
+sleep 25
+import -window root "$out/minimal.png"
+kill \$app; wait \$app 2>/dev/null || true
+INNER
+timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" bash "$example_script"
+rm -f "$example_script"
+python3 .ci/cloth_pixels.py share "$out/minimal.png" 1.0 40.0
 echo "smoke test passed"

@@ -9,11 +9,12 @@ use bevy::time::TimeUpdateStrategy;
 use serde::Serialize;
 
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
+use crate::sim::cloth::Collider;
 use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
-use crate::sim::collide::Collider;
+use crate::sim::plugin::match_fixed_timestep_to_cloth;
 use crate::sim::rigid::RigidBody;
 use crate::sim::selfcollide::count_intersections;
-use crate::sim::{ClothSimPlugin, SimClock, StageTimings, metrics};
+use crate::sim::{ClothSimPlugin, SanitizeParamsSystems, SimClock, StageTimings, metrics};
 
 /// What `drape headless` prints.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -71,7 +72,8 @@ pub fn headless_app(desc: SceneDesc) -> App {
 /// [`headless_app`] with more plugins or resources added by `configure` before the App starts.
 pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, ClothSimPlugin, ScenePlugin));
+    app.add_plugins((MinimalPlugins, ClothSimPlugin::default(), ScenePlugin))
+        .add_systems(PreUpdate, match_fixed_timestep_to_cloth.after(SanitizeParamsSystems));
     configure(&mut app);
     let rate = desc.params.sanitized().rate_hz;
     app.insert_resource(Time::<Fixed>::from_hz(rate as f64));

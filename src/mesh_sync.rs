@@ -1,6 +1,7 @@
-//! The cloth's render mesh: built once from the cloth's triangles, then updated in place every frame from the
-//! particle positions (positions and area-weighted normals, no new allocation). If the particle count changed
-//! (tearing) the mesh is rebuilt.
+//! [`ClothMeshPlugin`]: every cloth's Bevy [`Mesh`], built once from the cloth's triangles, then updated in place
+//! every frame from the particle positions (positions and area-weighted normals, no new allocation). If the
+//! particle count changed (tearing) the mesh is rebuilt. It draws nothing itself: give the cloth entity a
+//! material (`MeshMaterial3d`) and the renderer shows it; lights and cameras are the host's.
 
 use std::time::Instant;
 
@@ -8,8 +9,8 @@ use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology, VertexAttributeValues};
 use bevy::prelude::*;
 
-use crate::sim::StageTimings;
 use crate::sim::cloth::{ClothMesh, Particles};
+use crate::sim::{PbdStage, StageTimings};
 
 /// Writes area-weighted vertex normals of the surface `x`, `triangles` into `normals` (same length as `x`).
 pub fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3]]) {
@@ -67,31 +68,42 @@ pub fn sync_cloth_meshes(
             vertex_normals(&particles.x, &cloth_mesh.triangles, normals);
         }
     }
-    timings.add_outside_step(crate::sim::PbdStage::MeshSync, start);
+    timings.add_outside_step(PbdStage::MeshSync, start);
 }
 
-/// Gives every cloth without one a render mesh asset (what `visuals::add_cloth_visuals` does in the window,
-/// minus the material).
+/// Gives every cloth without one a mesh asset, at the identity transform (cloth positions are world space).
 pub fn attach_render_meshes(
     mut commands: Commands,
     cloths: Query<(Entity, &Particles, &ClothMesh), Without<Mesh3d>>,
     mut meshes: ResMut<Assets<Mesh>>,
 ) {
     for (entity, particles, mesh) in &cloths {
-        commands.entity(entity).insert(Mesh3d(meshes.add(build_mesh(particles, mesh))));
+        let mut cloth = commands.entity(entity);
+        cloth.insert((Mesh3d(meshes.add(build_mesh(particles, mesh))), Transform::IDENTITY));
+        // the mesh's bounds change every frame: never cull it by the bounds it was created with
+        #[cfg(feature = "picking")]
+        cloth.insert(bevy::camera::visibility::NoFrustumCulling);
     }
 }
 
-/// The render-mesh upload without a renderer: mesh assets kept in sync every frame exactly as in the window,
-/// so headless runs and `drape bench` measure [`PbdStage::MeshSync`](crate::sim::PbdStage::MeshSync) too.
-pub struct HeadlessMeshSyncPlugin;
+/// Keeps every cloth's [`Mesh`] in step with its particles, in `PostUpdate` ([`PbdStage::MeshSync`]). Adds
+/// Bevy's `AssetPlugin` if the app has none (headless apps), so add it after `DefaultPlugins`.
+pub struct ClothMeshPlugin;
 
-impl Plugin for HeadlessMeshSyncPlugin {
+impl Plugin for ClothMeshPlugin {
     fn build(&self, app: &mut App) {
         if !app.is_plugin_added::<AssetPlugin>() {
             app.add_plugins(AssetPlugin::default());
         }
-        app.init_asset::<Mesh>().add_systems(PostUpdate, (attach_render_meshes, sync_cloth_meshes).chain());
+        if !app.world().contains_resource::<Assets<Mesh>>() {
+            app.init_asset::<Mesh>();
+        }
+        app.add_systems(
+            PostUpdate,
+            (attach_render_meshes, sync_cloth_meshes.in_set(PbdStage::MeshSync))
+                .chain()
+                .before(bevy::transform::TransformSystems::Propagate),
+        );
     }
 }
 

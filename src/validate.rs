@@ -5,6 +5,8 @@ use bevy::math::Vec3;
 use serde::de::Error;
 use serde::{Deserialize, Deserializer};
 
+use crate::sim::knobs::{self, Knob};
+
 /// Most quads along one side of a grid cloth: (999 + 1)² = 1,000,000 particles, the documented limit
 /// ([`crate::sim::topology::MAX_PARTICLES`]), checked before anything is allocated.
 pub const MAX_GRID_CELLS: u32 = 999;
@@ -41,7 +43,7 @@ pub fn grid_cells<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     }
 }
 
-/// A coefficient in [0, 1] (stiffness).
+/// A coefficient in [0, 1].
 pub fn unit<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
     let v = f32::deserialize(d)?;
     if (0.0..=1.0).contains(&v) {
@@ -75,22 +77,85 @@ pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec3>, D::Error> {
     }
 }
 
-/// An optional friction coefficient μ in [0, 2].
-pub fn optional_friction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+/// A value a file may only give inside `knob`'s range; the error names the field and its range.
+fn within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<f32, D::Error> {
+    let v = f32::deserialize(d)?;
+    if knob.range().contains(&v) { Ok(v) } else { Err(D::Error::custom(knob.out_of_range(v))) }
+}
+
+/// A value that must be finite and positive; a positive value outside `knob`'s range is clamped into it later
+/// (when the cloth is built).
+fn positive<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<f32, D::Error> {
+    let v = f32::deserialize(d)?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        let why = "it must be finite and greater than zero (and is then clamped into the range)";
+        Err(D::Error::custom(format!("{}: {why}", knob.out_of_range(v))))
+    }
+}
+
+/// An optional value that must lie inside `knob`'s range when given.
+fn optional_within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<Option<f32>, D::Error> {
     match Option::<f32>::deserialize(d)? {
-        Some(v) if !(0.0..=2.0).contains(&v) => {
-            Err(D::Error::custom(format!("friction {v} is out of range: μ lies in [0, 2]")))
-        }
+        Some(v) if !knob.range().contains(&v) => Err(D::Error::custom(knob.out_of_range(v))),
         v => Ok(v),
     }
 }
 
-/// An optional coefficient in [0, 1] (restitution).
-pub fn optional_unit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
-    match Option::<f32>::deserialize(d)? {
-        Some(v) if !(0.0..=1.0).contains(&v) => {
-            Err(D::Error::custom(format!("{v} is out of range: this coefficient lies in [0, 1]")))
-        }
-        v => Ok(v),
+/// [`ClothMaterial::stretch_stiffness`](crate::sim::cloth::ClothMaterial::stretch_stiffness): inside
+/// [`knobs::STRETCH_STIFFNESS`].
+pub fn stretch_stiffness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+    within(&knobs::STRETCH_STIFFNESS, d)
+}
+
+/// [`ClothMaterial::bend_stiffness`](crate::sim::cloth::ClothMaterial::bend_stiffness): inside
+/// [`knobs::BEND_STIFFNESS`].
+pub fn bend_stiffness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+    within(&knobs::BEND_STIFFNESS, d)
+}
+
+/// [`ClothMaterial::density`](crate::sim::cloth::ClothMaterial::density): positive, then clamped into
+/// [`knobs::DENSITY`].
+pub fn density<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+    positive(&knobs::DENSITY, d)
+}
+
+/// [`ClothMaterial::thickness`](crate::sim::cloth::ClothMaterial::thickness): positive, then clamped into
+/// [`knobs::THICKNESS`].
+pub fn thickness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+    positive(&knobs::THICKNESS, d)
+}
+
+/// A collider's own friction μ, if given: inside [`knobs::FRICTION`].
+pub fn optional_friction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    optional_within(&knobs::FRICTION, d)
+}
+
+/// A collider's own restitution e, if given: inside [`knobs::RESTITUTION`].
+pub fn optional_restitution<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    optional_within(&knobs::RESTITUTION, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `check` makes of the RON text `value`: the value or the error's message.
+    fn run<T>(check: fn(ron::Value) -> ron::Result<T>, value: &str) -> Result<T, String> {
+        check(ron::from_str(value).unwrap()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn out_of_range_errors_name_the_field_and_its_range() {
+        assert_eq!(run(stretch_stiffness, "0.5"), Ok(0.5));
+        assert_eq!(run(stretch_stiffness, "1.5"), Err("stretch_stiffness: 1.5 is out of range 0–1".into()));
+        assert_eq!(run(bend_stiffness, "-0.1"), Err("bend_stiffness: -0.1 is out of range 0–1".into()));
+        assert_eq!(run(optional_friction, "Some(3.0)"), Err("friction: 3 is out of range 0–2".into()));
+        assert_eq!(run(optional_restitution, "None"), Ok(None));
+        // a density outside its range but positive is clamped later, not refused
+        assert_eq!(run(density, "20.0"), Ok(20.0));
+        let refused = run(thickness, "0.0").unwrap_err();
+        assert!(refused.starts_with("thickness: 0 is out of range 0.001–0.1 m"), "{refused}");
     }
 }

@@ -13,7 +13,8 @@ use crate::input::InteractionPlugin;
 use crate::render::ClothRenderPlugin;
 use crate::scene::library::PresetLibraryPlugin;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc};
-use crate::sim::ClothSimPlugin;
+use crate::sim::plugin::match_fixed_timestep_to_cloth;
+use crate::sim::{ClothSimPlugin, SanitizeParamsSystems};
 use crate::ui::PanelPlugin;
 
 /// Take a screenshot of the window after `frames` frames, save it to `path`, and exit.
@@ -50,8 +51,9 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
         ..default()
     }))
     .add_plugins((EguiPlugin::default(), PanOrbitCameraPlugin))
+    .add_systems(PreUpdate, match_fixed_timestep_to_cloth.after(SanitizeParamsSystems))
     .add_plugins((
-        ClothSimPlugin,
+        ClothSimPlugin::default(),
         ScenePlugin,
         PresetLibraryPlugin,
         ClothRenderPlugin,

@@ -54,13 +54,11 @@ fn allocations_per_substep(preset_name: &str, n: u32, parallel: bool) -> usize {
     (ALLOCATIONS.load(Ordering::Relaxed) - before) / substeps
 }
 
-/// Allocations of one `ComputeTaskPool::scope` with its tasks (measured 3–3.5 on average; since session 15 one
-/// more task per scope keeps the pool thread awake for the next, see `drape::sim::parallel`: 3 per substep at
-/// 16², 9–12 at 64²).
+/// Allocations of one `ComputeTaskPool::scope` with its tasks, including the task that keeps the pool thread
+/// awake for the next scope (`drape::sim::parallel`); docs/performance.md, "Allocation", has the counts.
 const ALLOCATIONS_PER_SCOPE: usize = 4;
 /// Stage calls per substep that open a pool scope on a large cloth: the collider contact search, the air drag,
-/// the damping (from 4,096 particles) and the projection (session 8 measured the first two and the projection
-/// together at 8–10 allocations per substep at 64²; 2 at 16², where the contact search and the air drag's colours
+/// the damping (from 4,096 particles) and the projection (at 16² the contact search and the air drag's colours
 /// are one slice or chunk each and the damping runs on the calling thread).
 const SCOPES_PER_SUBSTEP: usize = 4;
 

@@ -9,6 +9,7 @@ use bevy::prelude::*;
 use bevy::window::{PrimaryWindow, WindowResolution};
 use drape::headless::{self, headless_app, headless_app_with};
 use drape::input::picking::cursor_of;
+use drape::input::throw::ThrowSettings;
 use drape::input::{DrapeCamera, InteractionPlugin, UiCapture};
 use drape::scene::preset;
 use drape::sim::cloth::{ClothMaterial, Grabbed, Particles};
@@ -277,7 +278,7 @@ fn key_b_throws_a_ball_at_the_cursor_that_pushes_the_cloth() {
     // it flies from the camera toward the point under the cursor at the panel's speed
     let aim = (target - camera.translation).normalize();
     assert!(ball.velocity.normalize().dot(aim) > 0.99, "thrown along {} instead of {aim}", ball.velocity);
-    assert!((ball.velocity.length() - SimParams::default().ball_speed).abs() < 1.0);
+    assert!((ball.velocity.length() - ThrowSettings::default().ball_speed).abs() < 1.0);
     assert!(pose.translation.distance(camera.translation) < 1.5);
     let z_before: f32 = x.iter().map(|p| p.z).sum::<f32>() / x.len() as f32;
     for _ in 0..40 {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
 use drape::headless::{self, headless_app_with};
+use drape::mesh_sync::ClothMeshPlugin;
 use drape::render::visuals::{add_cloth_visuals, add_collider_visuals};
 use drape::scene::library::PresetLibraryPlugin;
 use drape::scene::preset::{self, PresetError, ScenePreset};
@@ -38,7 +39,7 @@ fn every_shipped_preset_loads_and_runs_600_frames() {
         assert!(report.finite, "{name}: non-finite positions");
         // §4.3: where self collision is on, no edge pierces the cloth's own triangles. Not yet in `tearing`: its
         // torn flap still ends with a few dozen crossings the untangling has not undone (docs/performance.md,
-        // sessions 13 and 14)
+        // "tearing: halves, untangling and ensembles")
         if self_collision && name != "tearing" {
             assert_eq!(report.self_intersections, 0, "{name}: the cloth passed through itself");
         }
@@ -53,7 +54,13 @@ fn every_shipped_preset_loads_and_runs_600_frames() {
 fn collider_coefficients_bodies_and_body_grips_are_checked() {
     let rough = "(colliders: [(shape: Plane),\n (shape: Sphere(radius: 0.5), friction: Some(3.0))])";
     let message = preset::parse(rough.as_bytes(), "rough.ron").err().unwrap().to_string();
-    assert!(message.starts_with("rough.ron:2:") && message.contains("friction 3 is out of range"), "{message}");
+    assert!(message.starts_with("rough.ron:2:") && message.contains("friction: 3 is out of range 0–2"), "{message}");
+    let bouncy = "(colliders: [(shape: Plane, restitution: Some(1.5))])";
+    let message = preset::parse(bouncy.as_bytes(), "bouncy.ron").err().unwrap().to_string();
+    assert!(
+        message.starts_with("bouncy.ron:1:") && message.contains("restitution: 1.5 is out of range 0–1"),
+        "{message}"
+    );
     let heavy_plane = "(colliders: [(name: \"floor\", shape: Plane, body: Some((mass: 1.0)))])";
     let desc = preset::parse(heavy_plane.as_bytes(), "heavy_plane.ron").unwrap();
     let message = build_scene(&desc).err().unwrap().to_string();
@@ -201,8 +208,7 @@ fn saved_preset_loads_back_to_the_same_scene() {
 /// A headless App that also gives cloths and colliders their meshes and materials, as the window does.
 fn app_with_visuals(name: &str) -> App {
     headless_app_with(preset::load(name).unwrap(), |app| {
-        app.add_plugins(AssetPlugin::default())
-            .init_asset::<Mesh>()
+        app.add_plugins((AssetPlugin::default(), ClothMeshPlugin))
             .init_asset::<StandardMaterial>()
             .add_systems(Update, (add_cloth_visuals, add_collider_visuals));
     })

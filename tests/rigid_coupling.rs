@@ -52,7 +52,7 @@ fn fast_thin_collider_leaves_no_vertex_on_the_wrong_side() {
         app.update();
     }
     let slab_y = {
-        let mut q = app.world_mut().query_filtered::<&Transform, With<drape::sim::collide::Collider>>();
+        let mut q = app.world_mut().query_filtered::<&Transform, With<drape::sim::cloth::Collider>>();
         q.single(app.world()).unwrap().translation.y
     };
     assert!(slab_y < -1.0, "the slab is at {slab_y} m");

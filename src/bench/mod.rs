@@ -123,7 +123,7 @@ pub fn measure(series: &str, x: f64, desc: &SceneDesc, config: BenchConfig) -> R
     let mut particles = 0;
     for _ in 0..config.repeats.max(1) {
         let mut app = headless_app_with(desc.clone(), |app| {
-            app.add_plugins(crate::render::cloth_mesh::HeadlessMeshSyncPlugin);
+            app.add_plugins(crate::mesh_sync::ClothMeshPlugin);
         });
         if let Some(e) = &app.world().resource::<crate::scene::spawn::SceneStatus>().error {
             return Err(e.clone());

@@ -1,28 +1,26 @@
-//! What the user sees: cloth meshes updated in place every frame (positions and normals), lit and two-sided;
-//! collider and pin visuals; the camera and lights.
+//! What the demo shows: a lit, two-sided material for every cloth (whose mesh [`ClothMeshPlugin`] keeps up to
+//! date), collider and pin visuals, the camera and lights.
 
-pub mod cloth_mesh;
 pub mod visuals;
 
 use bevy::prelude::*;
 
-use crate::sim::PbdStage;
+use crate::mesh_sync::ClothMeshPlugin;
 
-/// Rendering of the simulation; needs `DefaultPlugins` (or at least the PBR renderer).
+/// The demo's visuals; needs `DefaultPlugins` (or at least the PBR renderer). Adds [`ClothMeshPlugin`].
 pub struct ClothRenderPlugin;
 
 impl Plugin for ClothRenderPlugin {
     fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<ClothMeshPlugin>() {
+            app.add_plugins(ClothMeshPlugin);
+        }
         app.insert_resource(ClearColor(Color::srgb(0.09, 0.11, 0.15)))
             .add_systems(Startup, visuals::spawn_lights)
             .add_systems(
                 Update,
                 (visuals::add_cloth_visuals, visuals::add_collider_visuals, visuals::frame_camera_on_scene),
             )
-            .add_systems(
-                PostUpdate,
-                (cloth_mesh::sync_cloth_meshes.in_set(PbdStage::MeshSync), visuals::sync_pin_markers)
-                    .before(bevy::transform::TransformSystems::Propagate),
-            );
+            .add_systems(PostUpdate, visuals::sync_pin_markers.before(bevy::transform::TransformSystems::Propagate));
     }
 }

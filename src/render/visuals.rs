@@ -1,15 +1,13 @@
 //! Materials and visuals: a two-sided lit material per cloth, meshes for colliders, small spheres on pinned
 //! vertices, lights, and the orbit camera framing the scene.
 
-use bevy::camera::visibility::NoFrustumCulling;
 use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
 use bevy_panorbit_camera::PanOrbitCamera;
 
-use super::cloth_mesh::build_mesh;
 use crate::scene::spawn::{ActiveScene, Appearance};
-use crate::sim::cloth::{Attachments, Cloth, ClothMesh, Particles};
-use crate::sim::collide::{Collider, ColliderShape};
+use crate::sim::cloth::{Attachments, Cloth, Collider, Particles};
+use crate::sim::collide::ColliderShape;
 
 /// Half the side of the square drawn for a plane collider, metres.
 const GROUND_HALF_SIZE: f32 = 12.0;
@@ -58,14 +56,13 @@ pub fn frame_camera_on_scene(active: Res<ActiveScene>, mut cameras: Query<&mut P
     }
 }
 
-/// Gives every new cloth its render mesh and a two-sided material.
+/// Gives every new cloth a two-sided material (its mesh comes from [`ClothMeshPlugin`](crate::mesh_sync::ClothMeshPlugin)).
 pub fn add_cloth_visuals(
     mut commands: Commands,
-    cloths: Query<(Entity, &Particles, &ClothMesh, Option<&Appearance>), Added<Cloth>>,
-    mut meshes: ResMut<Assets<Mesh>>,
+    cloths: Query<(Entity, Option<&Appearance>), Added<Cloth>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    for (entity, particles, mesh, appearance) in &cloths {
+    for (entity, appearance) in &cloths {
         let color = appearance.map_or(crate::scene::desc::CLOTH_RED, |a| a.color);
         let material = StandardMaterial {
             base_color: srgb(color),
@@ -75,12 +72,7 @@ pub fn add_cloth_visuals(
             cull_mode: None,
             ..default()
         };
-        commands.entity(entity).insert((
-            Mesh3d(meshes.add(build_mesh(particles, mesh))),
-            MeshMaterial3d(materials.add(material)),
-            Transform::IDENTITY,
-            NoFrustumCulling,
-        ));
+        commands.entity(entity).insert(MeshMaterial3d(materials.add(material)));
     }
 }
 

@@ -188,11 +188,13 @@ pub struct ColliderDesc {
     pub placement: Placement,
     /// How the collider moves (kinematic); `Static` by default. Ignored for a dynamic `body`.
     pub motion: ColliderMotion,
-    /// Coulomb friction μ of cloth on this collider, 0–2; `None` uses the panel's friction.
+    /// Coulomb friction μ of cloth on this collider, in [`FRICTION`](crate::sim::knobs::FRICTION)'s range; `None` uses
+    /// the panel's friction.
     #[serde(deserialize_with = "validate::optional_friction")]
     pub friction: Option<f32>,
-    /// Restitution e of cloth on this collider, 0–1; `None` uses the panel's restitution.
-    #[serde(deserialize_with = "validate::optional_unit")]
+    /// Restitution e of cloth on this collider, in [`RESTITUTION`](crate::sim::knobs::RESTITUTION)'s range; `None`
+    /// uses the panel's restitution.
+    #[serde(deserialize_with = "validate::optional_restitution")]
     pub restitution: Option<f32>,
     /// Makes the collider a dynamic rigid body (sphere, box or capsule) coupled two-way with cloth (§4.2).
     pub body: Option<BodyDesc>,

@@ -5,17 +5,17 @@
 use bevy::prelude::*;
 use thiserror::Error;
 
-use super::desc::{ClothDesc, ClothShape, ColliderDesc, PinSelector, SceneDesc};
+use super::desc::{ClothDesc, ClothShape, ColliderDesc, SceneDesc};
 use super::obj;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
-use crate::sim::collide::{Collider, PreviousPose};
-use crate::sim::constraints::attach::{Attachment, Motion};
+use crate::sim::cloth::{Collider, PreviousPose};
 use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::icosphere::icosphere;
 use crate::sim::rigid::RigidBody;
+use crate::sim::stages::GustSeed;
 use crate::sim::topology::{self, MeshError};
-use crate::sim::wind::GustSeed;
 use crate::sim::{SimClock, SimParams};
+use crate::spawn::{ClothBuilder, select_vertices};
 
 /// Why a scene could not be built.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -67,8 +67,11 @@ impl Plugin for ScenePlugin {
             .init_resource::<SceneRequest>()
             .init_resource::<SceneStatus>()
             .init_resource::<super::throws::ThrowQueue>()
-            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::sync_fixed_rate))
-            .add_systems(FixedUpdate, super::throws::launch_throws.in_set(crate::sim::ClothStepSystems::BeforeStep));
+            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::SanitizeParamsSystems))
+            .add_systems(
+                crate::sim::ClothStep,
+                super::throws::launch_throws.in_set(crate::sim::ClothStepSystems::BeforeStep),
+            );
     }
 }
 
@@ -167,21 +170,16 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
             topology::TriangleMesh { positions, triangles, uvs: Vec::new() }
         }
     };
-    let positions: Vec<Vec3> = local.positions.iter().map(|&p| desc.placement.apply(p)).collect();
-    let attach = |selectors: &[PinSelector], motion: Motion| -> Vec<Attachment> {
-        let picked = select_vertices(&local.uvs, positions.len(), selectors);
-        picked.into_iter().map(|i| Attachment { vertex: i, anchor: positions[i as usize], motion }).collect()
-    };
-    let mut attachments = attach(&desc.pins, desc.pin_motion);
+    let placement = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
+    let mut cloth = ClothBuilder::from_triangles(local.positions, local.triangles, local.uvs)
+        .named(desc.name.clone())
+        .placed(placement)
+        .material(desc.material)
+        .attach(desc.pins.clone(), desc.pin_motion);
     for grip in &desc.grips {
-        for g in attach(&grip.at, grip.motion) {
-            if !attachments.iter().any(|a| a.vertex == g.vertex) {
-                attachments.push(g);
-            }
-        }
+        cloth = cloth.attach(grip.at.clone(), grip.motion);
     }
-    ClothBundle::from_mesh(desc.name.clone(), positions, local.triangles, local.uvs, desc.material, attachments)
-        .map_err(err)
+    cloth.build().map_err(err)
 }
 
 /// The volume constraint of a balloon cloth (§4.4), V0 measured on the mesh as built.
@@ -215,41 +213,6 @@ fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
         restitution: desc.restitution,
     };
     Ok(BuiltCollider { collider, transform, appearance: Appearance { color: desc.color }, body })
-}
-
-/// The vertices `selectors` pick, sorted and without repeats. Selection by (u, v) uses the texture
-/// coordinates; indices out of range are dropped.
-pub fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]) -> Vec<u32> {
-    let nearest_by = |key: &dyn Fn(&[f32; 2]) -> f32| -> Vec<u32> {
-        let best = uvs.iter().map(key).fold(f32::INFINITY, f32::min);
-        (0..uvs.len() as u32).filter(|&i| key(&uvs[i as usize]) <= best + 1e-5).collect()
-    };
-    let mut picked: Vec<u32> = Vec::new();
-    for s in selectors {
-        match s {
-            PinSelector::Corners => {
-                for (u, v) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
-                    let key = |uv: &[f32; 2]| (uv[0] - u).powi(2) + (uv[1] - v).powi(2);
-                    picked.extend(nearest_by(&key).first());
-                }
-            }
-            PinSelector::At { u, v } => {
-                let key = |uv: &[f32; 2]| (uv[0] - u).powi(2) + (uv[1] - v).powi(2);
-                picked.extend(nearest_by(&key).first());
-            }
-            PinSelector::Row { v } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[1] - v).abs())),
-            PinSelector::RowSpan { v, from_u, to_u } => picked.extend(
-                nearest_by(&|uv: &[f32; 2]| (uv[1] - v).abs())
-                    .into_iter()
-                    .filter(|&i| (*from_u..=*to_u).contains(&uvs[i as usize][0])),
-            ),
-            PinSelector::Column { u } => picked.extend(nearest_by(&|uv: &[f32; 2]| (uv[0] - u).abs())),
-            PinSelector::Indices(ids) => picked.extend(ids.iter().filter(|&&i| (i as usize) < count)),
-        }
-    }
-    picked.sort_unstable();
-    picked.dedup();
-    picked
 }
 
 /// Replaces the running scene with the requested one, if any and if it builds.
@@ -307,15 +270,5 @@ mod tests {
         assert_eq!(pinned, vec![0, 32]);
         assert!(pinned.iter().all(|&i| cloth.particles.w[i as usize] == 0.0));
         assert_eq!(cloth.particles.w.iter().filter(|&&w| w == 0.0).count(), 2);
-    }
-
-    #[test]
-    fn row_and_column_selectors_pick_whole_lines() {
-        let uvs = topology::grid(4, 3, 1.0, 1.0).unwrap().uvs;
-        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Row { v: 0.0 }]), vec![0, 1, 2, 3, 4]);
-        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Column { u: 1.0 }]), vec![4, 9, 14, 19]);
-        let span = PinSelector::RowSpan { v: 1.0, from_u: 0.25, to_u: 0.75 };
-        assert_eq!(select_vertices(&uvs, uvs.len(), &[span]), vec![16, 17, 18]);
-        assert_eq!(select_vertices(&uvs, uvs.len(), &[PinSelector::Indices(vec![3, 99, 3])]), vec![3]);
     }
 }

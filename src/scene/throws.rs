@@ -7,7 +7,8 @@ use bevy::prelude::*;
 use super::desc::ThrowDesc;
 use super::spawn::{ActiveScene, Appearance, BuiltCollider};
 use crate::sim::SimClock;
-use crate::sim::collide::{Collider, ColliderShape};
+use crate::sim::cloth::Collider;
+use crate::sim::collide::ColliderShape;
 use crate::sim::rigid::RigidBody;
 
 /// Most thrown balls in the scene at once.

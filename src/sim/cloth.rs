@@ -7,12 +7,16 @@
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::collide::swept::SurfaceHit;
+pub use super::collide::contact::{Contact, ContactKind};
+use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
 use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
+pub use super::constraints::storage::{BendConstraints, StretchConstraints};
+use super::knobs;
 use super::parallel::ColorChunks;
+use super::rigid::RigidBody;
 use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
 use super::topology::{self, MeshError};
 
@@ -87,137 +91,6 @@ impl ClothMesh {
 /// independent, so the result is the same for any count).
 const TRIANGLE_CHUNKS_PER_COLOR: u32 = 8;
 
-/// One stretching constraint per edge, C = |p1 − p2| − l0, type equality (§4.1), stored grouped by colour
-/// ([`coloring`]): the constraints of one colour touch disjoint particles, which is what lets the solver
-/// project a colour in parallel. The fields are private so the colouring can never go stale: the arrays only
-/// change through [`StretchConstraints::new`].
-#[derive(Component, Clone, Debug, Default)]
-pub struct StretchConstraints {
-    edges: Vec<[u32; 2]>,
-    /// Rest lengths l0 in metres.
-    rest_length: Vec<f32>,
-    /// Colour c is `color_offsets[c]..color_offsets[c + 1]`.
-    color_offsets: Vec<u32>,
-    /// Every index is below this particle count.
-    vertex_count: usize,
-}
-
-impl StretchConstraints {
-    /// Colours and stores the constraints over `vertex_count` particles; constraints that name a particle at
-    /// or beyond `vertex_count` (or a particle twice) are dropped.
-    pub fn new(edges: Vec<[u32; 2]>, rest_length: Vec<f32>, vertex_count: usize) -> Self {
-        let (mut edges, mut rest_length) = keep_valid(edges, rest_length, vertex_count);
-        let coloring = coloring::color(&edges, vertex_count);
-        coloring::permute(&mut edges, &coloring.order);
-        coloring::permute(&mut rest_length, &coloring.order);
-        Self { edges, rest_length, color_offsets: coloring.offsets, vertex_count }
-    }
-
-    pub fn edges(&self) -> &[[u32; 2]] {
-        &self.edges
-    }
-
-    pub fn rest_length(&self) -> &[f32] {
-        &self.rest_length
-    }
-
-    /// The particle count every index is below.
-    pub fn vertex_count(&self) -> usize {
-        self.vertex_count
-    }
-
-    pub fn color_offsets(&self) -> &[u32] {
-        &self.color_offsets
-    }
-
-    pub fn len(&self) -> usize {
-        self.edges.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.edges.is_empty()
-    }
-
-    /// The arrays, for a topology change that ends in [`StretchConstraints::new`].
-    pub fn into_parts(self) -> (Vec<[u32; 2]>, Vec<f32>) {
-        (self.edges, self.rest_length)
-    }
-}
-
-/// One bending constraint per pair of adjacent triangles `[p1, p2, p3, p4]` (shared edge p1–p2), holding the
-/// rest values of both bending models (§4.1, Appendix A; and the opposite-vertex distance). Grouped by colour
-/// like [`StretchConstraints`].
-#[derive(Component, Clone, Debug, Default)]
-pub struct BendConstraints {
-    quads: Vec<[u32; 4]>,
-    /// Rest dihedral angle φ0 in radians.
-    rest_angle: Vec<f32>,
-    /// Rest distance |p3 − p4| in metres.
-    rest_distance: Vec<f32>,
-    color_offsets: Vec<u32>,
-    vertex_count: usize,
-}
-
-impl BendConstraints {
-    /// Colours and stores the constraints, dropping any that name a particle at or beyond `vertex_count`.
-    pub fn new(quads: Vec<[u32; 4]>, rest_angle: Vec<f32>, rest_distance: Vec<f32>, vertex_count: usize) -> Self {
-        let rests: Vec<(f32, f32)> = rest_angle.into_iter().zip(rest_distance).collect();
-        let (mut quads, rests) = keep_valid(quads, rests, vertex_count);
-        let coloring = coloring::color(&quads, vertex_count);
-        coloring::permute(&mut quads, &coloring.order);
-        let rest_angle = coloring.order.iter().map(|&k| rests[k as usize].0).collect();
-        let rest_distance = coloring.order.iter().map(|&k| rests[k as usize].1).collect();
-        Self { quads, rest_angle, rest_distance, color_offsets: coloring.offsets, vertex_count }
-    }
-
-    pub fn quads(&self) -> &[[u32; 4]] {
-        &self.quads
-    }
-
-    pub fn rest_angle(&self) -> &[f32] {
-        &self.rest_angle
-    }
-
-    pub fn rest_distance(&self) -> &[f32] {
-        &self.rest_distance
-    }
-
-    /// The particle count every index is below.
-    pub fn vertex_count(&self) -> usize {
-        self.vertex_count
-    }
-
-    pub fn color_offsets(&self) -> &[u32] {
-        &self.color_offsets
-    }
-
-    pub fn len(&self) -> usize {
-        self.quads.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.quads.is_empty()
-    }
-
-    /// The arrays, for a topology change that ends in [`BendConstraints::new`].
-    pub fn into_parts(self) -> (Vec<[u32; 4]>, Vec<f32>, Vec<f32>) {
-        (self.quads, self.rest_angle, self.rest_distance)
-    }
-}
-
-/// The constraints (and their rest values) whose particles are distinct and below `vertex_count`.
-fn keep_valid<const N: usize, R: Copy>(
-    constraints: Vec<[u32; N]>,
-    rest: Vec<R>,
-    vertex_count: usize,
-) -> (Vec<[u32; N]>, Vec<R>) {
-    let valid = |c: &[u32; N]| c.iter().enumerate().all(|(k, &i)| (i as usize) < vertex_count && !c[..k].contains(&i));
-    if constraints.len() == rest.len() && constraints.iter().all(valid) {
-        return (constraints, rest);
-    }
-    constraints.into_iter().zip(rest).filter(|(c, _)| valid(c)).unzip()
-}
-
 /// Vertices attached to static or kinematic targets (§3.6); they carry w = 0.
 #[derive(Component, Clone, Debug, Default)]
 pub struct Attachments(pub Vec<Attachment>);
@@ -229,80 +102,6 @@ pub struct Grabbed {
     pub vertex: u32,
     /// Where the pointer holds the particle, world space.
     pub target: Vec3,
-}
-
-/// A collision constraint generated in line (8): C(p) = (p − q)·n ≥ 0 with stiffness 1 (§3.4); or a vertex
-/// attached to a rigid body (§4.2), C(p) = p − q = 0.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Contact {
-    pub vertex: u32,
-    /// Index of the collider in this substep's [`CollisionWorld`](crate::sim::collide::CollisionWorld).
-    pub collider: u32,
-    pub kind: ContactKind,
-    /// Entry point q_c (continuous) or closest surface point q_s (static fallback), or the attachment point,
-    /// at the end of the substep.
-    pub point: Vec3,
-    /// Outward surface normal n at `point`.
-    pub normal: Vec3,
-    /// How far the collider's surface at `point` moved during the substep (zero for a static collider):
-    /// friction and restitution act on the vertex's motion relative to it.
-    pub surface_shift: Vec3,
-    /// Normal velocity (v − v_surface)·n before projection, for restitution in line (16).
-    pub approach_speed: f32,
-    /// Total distance the projection pushed the vertex out along n in this step, metres; divided by Δt it is
-    /// the normal velocity change the contact caused, which bounds friction in line (16).
-    pub pushed: f32,
-    /// Total displacement Δp the projection gave the vertex through this contact, metres (§4.2).
-    pub moved: Vec3,
-    /// Velocity change of line (16), m/s.
-    pub response: Vec3,
-    /// Coulomb friction μ of the collider.
-    pub friction: f32,
-    /// Restitution e of the collider.
-    pub restitution: f32,
-}
-
-/// What a [`Contact`] holds the vertex to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ContactKind {
-    /// Outside the collider's surface (inequality).
-    #[default]
-    Surface,
-    /// On a point of a rigid body (equality, cloth hanging from a body).
-    Attached,
-}
-
-impl Contact {
-    /// A surface contact of `vertex` with collider number `collider`; the rest is filled by the projection.
-    pub fn surface(vertex: u32, collider: u32, hit: SurfaceHit, approach_speed: f32, surface: (f32, f32)) -> Self {
-        Self {
-            vertex,
-            collider,
-            kind: ContactKind::Surface,
-            point: hit.point,
-            normal: hit.normal,
-            surface_shift: hit.surface_shift,
-            approach_speed,
-            pushed: 0.0,
-            moved: Vec3::ZERO,
-            response: Vec3::ZERO,
-            friction: surface.0,
-            restitution: surface.1,
-        }
-    }
-
-    /// `vertex` held on the point of body `collider` that is at `point` at the end of the substep and moved
-    /// by `surface_shift` during it.
-    pub fn attached(vertex: u32, collider: u32, point: Vec3, surface_shift: Vec3) -> Self {
-        let hit = SurfaceHit { point, normal: Vec3::ZERO, surface_shift };
-        Self { kind: ContactKind::Attached, ..Self::surface(vertex, collider, hit, 0.0, (0.0, 0.0)) }
-    }
-
-    /// The momentum the contact gave its vertex of mass `mass` in a substep of `dt`: m (Δp / Δt + Δv). The
-    /// collider takes the opposite (§4.2).
-    pub fn momentum_given(&self, mass: f32, dt: f32) -> Vec3 {
-        mass * (self.moved / dt + self.response)
-    }
 }
 
 /// Cloth vertices attached to points of rigid bodies (§4.2): the vertex keeps its mass and is held on the
@@ -358,41 +157,47 @@ pub struct Balloon {
     pub gradient: Vec<Vec3>,
 }
 
-/// Material of one cloth.
+/// Material of one cloth; each field's unit, range and meaning are in its knob ([`ClothMaterial::KNOBS`]).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClothMaterial {
-    /// k_stretch ∈ [0, 1] (§4.1), applied through the iteration-independent k' of §3.3. Default 1.
-    #[serde(deserialize_with = "crate::validate::unit")]
+    /// k_stretch of §4.1, applied through the iteration-independent k' of §3.3: [`knobs::STRETCH_STIFFNESS`].
+    #[serde(deserialize_with = "crate::validate::stretch_stiffness")]
     pub stretch_stiffness: f32,
-    /// k_bend ∈ [0, 1] (§4.1). Default 0.1.
-    #[serde(deserialize_with = "crate::validate::unit")]
+    /// k_bend of §4.1: [`knobs::BEND_STIFFNESS`].
+    #[serde(deserialize_with = "crate::validate::bend_stiffness")]
     pub bend_stiffness: f32,
-    /// Areal density ρ in kg/m² (§4.1). Range 0.01–10, default 0.2.
-    #[serde(deserialize_with = "crate::validate::length")]
+    /// Areal density ρ of §4.1, kg/m²: [`knobs::DENSITY`].
+    #[serde(deserialize_with = "crate::validate::density")]
     pub density: f32,
-    /// Thickness h in metres: the collision margin against colliders (and later self-collision, §4.3).
-    /// Range 0.001–0.1, default 0.01.
-    #[serde(deserialize_with = "crate::validate::length")]
+    /// Thickness h in metres, the gap kept to colliders and between layers (§3.4, §4.3): [`knobs::THICKNESS`].
+    #[serde(deserialize_with = "crate::validate::thickness")]
     pub thickness: f32,
 }
 
 impl Default for ClothMaterial {
     fn default() -> Self {
-        Self { stretch_stiffness: 1.0, bend_stiffness: 0.1, density: 0.2, thickness: 0.01 }
+        Self {
+            stretch_stiffness: knobs::STRETCH_STIFFNESS.default,
+            bend_stiffness: knobs::BEND_STIFFNESS.default,
+            density: knobs::DENSITY.default,
+            thickness: knobs::THICKNESS.default,
+        }
     }
 }
 
 impl ClothMaterial {
-    /// A copy with every field clamped into its documented range.
+    /// The material's knobs, in the order of the fields.
+    pub const KNOBS: &[knobs::Knob] =
+        &[knobs::STRETCH_STIFFNESS, knobs::BEND_STIFFNESS, knobs::DENSITY, knobs::THICKNESS];
+
+    /// A copy with every field forced into its knob's range (a non-finite value becomes the knob's default).
     pub fn sanitized(&self) -> Self {
-        let d = Self::default();
-        let f = |x: f32, fallback: f32, lo: f32, hi: f32| if x.is_finite() { x.clamp(lo, hi) } else { fallback };
         Self {
-            stretch_stiffness: f(self.stretch_stiffness, d.stretch_stiffness, 0.0, 1.0),
-            bend_stiffness: f(self.bend_stiffness, d.bend_stiffness, 0.0, 1.0),
-            density: f(self.density, d.density, 0.01, 10.0),
-            thickness: f(self.thickness, d.thickness, 0.001, 0.1),
+            stretch_stiffness: knobs::STRETCH_STIFFNESS.clamp(self.stretch_stiffness),
+            bend_stiffness: knobs::BEND_STIFFNESS.clamp(self.bend_stiffness),
+            density: knobs::DENSITY.clamp(self.density),
+            thickness: knobs::THICKNESS.clamp(self.thickness),
         }
     }
 }
@@ -425,6 +230,43 @@ impl SolverStiffness {
         self.bend = step(self.bend, material.bend_stiffness);
     }
 }
+
+/// A collider the cloth cannot enter; kinematic if `motion` is not static, dynamic if the entity also has a
+/// [`RigidBody`].
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Transform, PreviousPose)]
+pub struct Collider {
+    pub shape: ColliderShape,
+    pub motion: ColliderMotion,
+    /// Pose at t = 0.
+    pub start: Transform,
+    /// Coulomb friction μ of cloth on this collider; `None` uses [`SimParams::friction`](crate::sim::SimParams).
+    pub friction: Option<f32>,
+    /// Restitution e of cloth on this collider; `None` uses [`SimParams::restitution`](crate::sim::SimParams).
+    pub restitution: Option<f32>,
+}
+
+impl Collider {
+    /// A static collider of `shape`; its entity's `Transform` places it.
+    pub fn new(shape: ColliderShape) -> Self {
+        Self::fixed(shape, Transform::IDENTITY)
+    }
+
+    /// A collider of `shape` whose pose at t = 0 is `start`.
+    pub fn fixed(shape: ColliderShape, start: Transform) -> Self {
+        Self { shape, motion: ColliderMotion::Static, start, friction: None, restitution: None }
+    }
+
+    /// The same collider moving with `motion` from its pose at t = 0, `start` (a kinematic collider).
+    pub fn moving(self, motion: ColliderMotion, start: Transform) -> Self {
+        Self { motion, start, ..self }
+    }
+}
+
+/// A collider's pose at the start of the substep being run; its `Transform` is the pose at the end. Contacts
+/// are found in the collider's frame from these two poses (see [`swept`](super::collide::swept)).
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct PreviousPose(pub Transform);
 
 /// Marks a cloth entity and names it.
 #[derive(Component, Clone, Debug, Default)]
@@ -499,3 +341,15 @@ impl ClothBundle {
         self.stretch.len() + self.bend.len()
     }
 }
+
+/// Registers kernel types that are stored on entities as components, so their own modules stay free of the ECS.
+macro_rules! components {
+    ($($kernel_type:ty),*) => {$(
+        impl Component for $kernel_type {
+            const STORAGE_TYPE: bevy::ecs::component::StorageType = bevy::ecs::component::StorageType::Table;
+            type Mutability = bevy::ecs::component::Mutable;
+        }
+    )*};
+}
+
+components!(StretchConstraints, BendConstraints, ProjectionPlan, RigidBody);

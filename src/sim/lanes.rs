@@ -28,8 +28,8 @@ pub trait PackedWork {
 
 /// Runs `work` compiled for AVX2 where the processor has it (detected at run time, the answer cached), else as
 /// built. The lanes stay four wide; what changes is the encoding: AVX's three-operand instructions need none
-/// of the register copies two-operand SSE makes around every product, and the constraint sweeps, long chains
-/// of packed arithmetic, run about a sixth faster. The bits do not change: the same IEEE operations in the
+/// of the register copies two-operand SSE makes around every product, which the constraint sweeps, long chains
+/// of packed arithmetic, are full of. The bits do not change: the same IEEE operations in the
 /// same order, and Rust never fuses a product and a sum into a multiply–add.
 #[inline(always)]
 pub fn with_avx2(work: impl PackedWork) {

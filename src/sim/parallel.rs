@@ -13,10 +13,10 @@
 //! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
 //! the single-threaded switch.
 //!
-//! A pool thread that finds no task parks, and waking it costs a scope 15–30 µs on this machine's virtual
-//! cores, during which the caller works alone — a quarter of a short stage like the air drag. Each scope
-//! therefore leaves the pool's threads a `keep_warm` task that spins until the next scope opens (the stages
-//! of a substep follow each other within microseconds), for at most `KEEP_WARM` (50 µs).
+//! A pool thread that finds no task parks, and waking it delays the scope while the caller works alone. Each
+//! scope therefore leaves the pool's threads a `keep_warm` task that spins until the next scope opens (the
+//! stages of a substep follow each other closely), for at most `KEEP_WARM`; docs/performance.md has the
+//! measurements.
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -33,8 +33,8 @@ const SPINS_BEFORE_YIELD: u32 = 256;
 ///
 /// The calling thread claims a phase's chunks from the front, the pool's threads from the back, so with two
 /// threads each keeps to its own end of every colour: the chunks are in particle order, so each thread keeps
-/// working on the same particles, in its own cache, phase after phase (claiming from one shared counter
-/// interleaved the threads and moved half the particles between the cores at every phase).
+/// working on the same particles, in its own cache, phase after phase (one shared counter would interleave the
+/// threads and move particles between the cores at every phase).
 pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl Fn(usize) + Sync) {
     let len = phase_start.len();
     let widest_phase = phase_start.iter().enumerate().map(|(j, &s)| j + 1 - s as usize).max().unwrap_or(0);
@@ -97,9 +97,8 @@ static OPENED: AtomicU64 = AtomicU64::new(0);
 const KEEP_WARM: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Queues one task per pool thread that keeps it spinning, after it has finished its part of scope `generation`, until
-/// the next scope opens or [`KEEP_WARM`] has passed. A thread that went to sleep between two stage calls takes
-/// 15–30 µs to wake on this machine, during which the caller works alone; the stages of a substep follow each
-/// other within microseconds. The task gives up at once if the scope's caller runs it (while it waits for the
+/// the next scope opens or [`KEEP_WARM`] has passed: a thread asleep between two stage calls wakes late, while
+/// the caller works alone. The task gives up at once if the scope's caller runs it (while it waits for the
 /// scope's tasks) or if a newer scope has already opened (it must not hold up that scope's tasks).
 fn keep_warm(pool: &ComputeTaskPool, generation: u64) {
     let caller = std::thread::current().id();

@@ -5,6 +5,8 @@
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::knobs;
+
 /// Which bending constraint the solver projects (§4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BendingModel {
@@ -16,38 +18,37 @@ pub enum BendingModel {
     Distance,
 }
 
-/// Every global knob of the solver. Each field states meaning, unit, range and default.
+/// Every global knob of the solver. The numeric ones have their unit, range, default and meaning in the tables
+/// of [`knobs`] ([`SimParams::KNOBS`], [`SimParams::VECTOR_KNOBS`]).
 #[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SimParams {
-    /// Solver iterations per step, `solverIterations` of line (9). Range 1–200, default 4.
+    /// Solver iterations per substep, `solverIterations` of line (9): [`knobs::ITERATIONS`].
     pub iterations: u32,
-    /// Substeps per fixed step: the whole loop (5)–(16) runs this many times with Δt = 1/(rate·substeps).
-    /// Range 1–64, default 8. Substeps converge faster than iterations for the same cost.
+    /// Substeps per fixed step: the whole loop (5)–(16) runs this many times with Δt = 1/(rate·substeps):
+    /// [`knobs::SUBSTEPS`].
     pub substeps: u32,
-    /// Fixed-step rate in Hz (the `FixedUpdate` timestep). Range 10–240, default 60.
+    /// Fixed-step rate in Hz (the `FixedUpdate` timestep): [`knobs::RATE_HZ`].
     pub rate_hz: f32,
-    /// Gravitational acceleration g of line (5), m/s². Default (0, −9.81, 0).
+    /// Gravitational acceleration g of line (5), m/s²: [`knobs::GRAVITY`].
     pub gravity: Vec3,
-    /// Wind velocity in m/s, felt through the aerodynamic force on each triangle (line 5). Default zero.
+    /// Wind velocity in m/s, felt through the aerodynamic force on each triangle (line 5): [`knobs::WIND`].
     pub wind: Vec3,
-    /// Amplitude of random gusts added to the wind, m/s. Range 0–20, default 0.
+    /// Amplitude of random gusts added to the wind, m/s: [`knobs::WIND_GUST`].
     pub wind_gust: f32,
-    /// Aerodynamic coefficient: force per triangle = `air_drag` · area · ((v_wind − v)·n) n, in kg/(m²·s).
-    /// Gives still air its resistance and wind its push. Range 0–5, default 0.1.
+    /// Aerodynamic coefficient, kg/(m²·s): [`knobs::AIR_DRAG`].
     pub air_drag: f32,
-    /// k_damping of §3.5 per fixed step, in [0, 1]: damps velocities relative to the cloth's rigid motion,
-    /// never the rigid motion itself. Converted per substep like a stiffness. Default 0.02.
+    /// k_damping of §3.5 per fixed step, converted per substep like a stiffness: [`knobs::DAMPING`].
     pub damping: f32,
     /// Bending constraint model (§4.1). Default [`BendingModel::Dihedral`].
     pub bending_model: BendingModel,
-    /// Coulomb friction coefficient μ of line (16) against colliders, in [0, 2]. Default 0.4.
+    /// Coulomb friction coefficient μ of line (16) against colliders: [`knobs::FRICTION`].
     pub friction: f32,
-    /// Restitution coefficient e of line (16), in [0, 1]: fraction of the approach speed reflected. Default 0.
+    /// Restitution coefficient e of line (16): [`knobs::RESTITUTION`].
     pub restitution: f32,
     /// Tearing on/off (§5). Default off.
     pub tearing: bool,
-    /// Stretch ratio l/l0 at which an edge tears (§5). Range 1.05–10, default 2.
+    /// Stretch ratio l/l0 at which an edge tears (§5): [`knobs::TEAR_THRESHOLD`].
     pub tear_threshold: f32,
     /// Self-collision of every cloth (§4.3): vertex–triangle constraints eq. (13) keeping the cloth thickness h.
     /// Default off.
@@ -56,79 +57,71 @@ pub struct SimParams {
     /// another layer) on the wrong side, so the cloth pulls it back through (after \[BWK03\], see
     /// `selfcollide/untangle.rs`). Default on.
     pub untangle: bool,
-    /// k_pressure of §4.4: a balloon's volume is held at k_pressure · V0. Range 0.1–5, default 1.
+    /// k_pressure of §4.4: a balloon's volume is held at k_pressure · V0: [`knobs::PRESSURE`].
     pub pressure: f32,
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
     /// result is identical either way. Default on.
     pub parallel: bool,
-    /// Mass of a ball the user throws (§4.2), kg. Range 0.05–50, default 1.5.
-    pub ball_mass: f32,
-    /// Radius of a thrown ball, metres. Range 0.03–0.5, default 0.12.
-    pub ball_radius: f32,
-    /// Launch speed of a thrown ball, m/s. Range 1–40, default 14.
-    pub ball_speed: f32,
 }
 
 impl Default for SimParams {
     fn default() -> Self {
         Self {
-            iterations: 4,
-            substeps: 8,
-            rate_hz: 60.0,
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            wind: Vec3::ZERO,
-            wind_gust: 0.0,
-            air_drag: 0.1,
-            damping: 0.02,
+            iterations: knobs::ITERATIONS.default_count(),
+            substeps: knobs::SUBSTEPS.default_count(),
+            rate_hz: knobs::RATE_HZ.default,
+            gravity: knobs::GRAVITY.default,
+            wind: knobs::WIND.default,
+            wind_gust: knobs::WIND_GUST.default,
+            air_drag: knobs::AIR_DRAG.default,
+            damping: knobs::DAMPING.default,
             bending_model: BendingModel::Dihedral,
-            friction: 0.4,
-            restitution: 0.0,
+            friction: knobs::FRICTION.default,
+            restitution: knobs::RESTITUTION.default,
             tearing: false,
-            tear_threshold: 2.0,
+            tear_threshold: knobs::TEAR_THRESHOLD.default,
             self_collision: false,
             untangle: true,
-            pressure: 1.0,
+            pressure: knobs::PRESSURE.default,
             parallel: true,
-            ball_mass: 1.5,
-            ball_radius: 0.12,
-            ball_speed: 14.0,
         }
     }
 }
 
 impl SimParams {
-    /// Valid ranges of the numeric fields, used to clamp whatever a user, a slider or a file supplies.
-    pub const ITERATIONS: (u32, u32) = (1, 200);
-    pub const SUBSTEPS: (u32, u32) = (1, 64);
-    pub const RATE_HZ: (f32, f32) = (10.0, 240.0);
+    /// The scalar knobs, in the order of the fields.
+    pub const KNOBS: &[knobs::Knob] = &[
+        knobs::ITERATIONS,
+        knobs::SUBSTEPS,
+        knobs::RATE_HZ,
+        knobs::WIND_GUST,
+        knobs::AIR_DRAG,
+        knobs::DAMPING,
+        knobs::FRICTION,
+        knobs::RESTITUTION,
+        knobs::TEAR_THRESHOLD,
+        knobs::PRESSURE,
+    ];
+    /// The vector knobs.
+    pub const VECTOR_KNOBS: &[knobs::VectorKnob] = &[knobs::GRAVITY, knobs::WIND];
 
-    /// A copy with every field forced into its documented range (non-finite values fall back to defaults),
-    /// so no input can make the solver explode or divide by zero.
+    /// A copy with every numeric field forced into its knob's range (non-finite values fall back to the knob's
+    /// default), so no input can make the solver explode or divide by zero.
     pub fn sanitized(&self) -> Self {
-        let d = Self::default();
-        let finite_or = |x: f32, fallback: f32| if x.is_finite() { x } else { fallback };
-        let vec_or = |x: Vec3, fallback: Vec3| if x.is_finite() { x } else { fallback };
         Self {
-            iterations: self.iterations.clamp(Self::ITERATIONS.0, Self::ITERATIONS.1),
-            substeps: self.substeps.clamp(Self::SUBSTEPS.0, Self::SUBSTEPS.1),
-            rate_hz: finite_or(self.rate_hz, d.rate_hz).clamp(Self::RATE_HZ.0, Self::RATE_HZ.1),
-            gravity: vec_or(self.gravity, d.gravity).clamp_length_max(100.0),
-            wind: vec_or(self.wind, d.wind).clamp_length_max(100.0),
-            wind_gust: finite_or(self.wind_gust, 0.0).clamp(0.0, 20.0),
-            air_drag: finite_or(self.air_drag, d.air_drag).clamp(0.0, 5.0),
-            damping: finite_or(self.damping, d.damping).clamp(0.0, 1.0),
-            bending_model: self.bending_model,
-            friction: finite_or(self.friction, d.friction).clamp(0.0, 2.0),
-            restitution: finite_or(self.restitution, d.restitution).clamp(0.0, 1.0),
-            tearing: self.tearing,
-            tear_threshold: finite_or(self.tear_threshold, d.tear_threshold).clamp(1.05, 10.0),
-            self_collision: self.self_collision,
-            untangle: self.untangle,
-            pressure: finite_or(self.pressure, d.pressure).clamp(0.1, 5.0),
-            parallel: self.parallel,
-            ball_mass: finite_or(self.ball_mass, d.ball_mass).clamp(0.05, 50.0),
-            ball_radius: finite_or(self.ball_radius, d.ball_radius).clamp(0.03, 0.5),
-            ball_speed: finite_or(self.ball_speed, d.ball_speed).clamp(1.0, 40.0),
+            iterations: knobs::ITERATIONS.clamp_count(self.iterations),
+            substeps: knobs::SUBSTEPS.clamp_count(self.substeps),
+            rate_hz: knobs::RATE_HZ.clamp(self.rate_hz),
+            gravity: knobs::GRAVITY.clamp(self.gravity),
+            wind: knobs::WIND.clamp(self.wind),
+            wind_gust: knobs::WIND_GUST.clamp(self.wind_gust),
+            air_drag: knobs::AIR_DRAG.clamp(self.air_drag),
+            damping: knobs::DAMPING.clamp(self.damping),
+            friction: knobs::FRICTION.clamp(self.friction),
+            restitution: knobs::RESTITUTION.clamp(self.restitution),
+            tear_threshold: knobs::TEAR_THRESHOLD.clamp(self.tear_threshold),
+            pressure: knobs::PRESSURE.clamp(self.pressure),
+            ..self.clone()
         }
     }
 }

@@ -8,13 +8,14 @@
 //! and body together is conserved. Bodies also rest on static planes (an impulse contact with friction and
 //! restitution). This file holds the pure kernels; the systems live in `stages.rs`.
 
-use bevy::prelude::*;
+use bevy::math::{Quat, Vec3};
+use bevy::transform::components::Transform;
 
 use super::collide::ColliderShape;
 
 /// Mass properties and velocities of a dynamic body; its `Transform` is its pose (centre of mass at the
 /// origin of its shape).
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RigidBody {
     /// 1 / mass, 1/kg.
     pub inverse_mass: f32,

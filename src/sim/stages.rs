@@ -5,15 +5,17 @@
 use std::time::Instant;
 
 use bevy::prelude::*;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, Contact, Contacts,
-    Grabbed, Particles, SelfCollision, SolverStiffness, StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, Collider, Contact,
+    Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
 };
 use super::collide::{
-    Collider, ColliderMotion, ColliderShape, CollisionWorld, PreviousPose, contacts::generate_contacts,
-    response::apply_friction_restitution,
+    ColliderMotion, ColliderShape, contacts::generate_contacts, response::apply_friction_restitution,
 };
+use super::colliders::CollisionWorld;
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
@@ -22,7 +24,7 @@ use super::parallel::solver_threads;
 use super::params::linearized;
 use super::rigid::RigidBody;
 use super::selfcollide::{find_self_contacts, split_in_halves};
-use super::wind::Wind;
+use super::wind::next_gust;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
 /// Line (5): gravity and air (mean wind plus gust) on every cloth, gravity on every rigid body.
@@ -258,9 +260,9 @@ pub fn couple_bodies(
     timings.add(PbdStage::VelocityResponse, start);
 }
 
-/// Before each fixed step: the solver's stiffnesses follow the materials (see [`SolverStiffness`]).
-pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>, time: Res<Time<Fixed>>) {
-    let dt = time.timestep().as_secs_f32();
+/// Before each cloth step: the solver's stiffnesses follow the materials (see [`SolverStiffness`]).
+pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>, clock: Res<SimClock>) {
+    let dt = clock.step_dt;
     for (material, mut stiffness) in &mut cloths {
         let mut next = *stiffness;
         next.ease_toward(material, dt);
@@ -314,3 +316,49 @@ pub fn tear(
 
 /// Most vertex splits per cloth and step: a rip opens over a few frames instead of shattering at once.
 pub const MAX_TEARS_PER_STEP: usize = 8;
+
+/// The wind the cloth feels in the current step.
+#[derive(Resource, Clone, Debug)]
+pub struct Wind {
+    /// Current gust added to the mean wind, m/s.
+    pub gust: Vec3,
+    rng: SmallRng,
+}
+
+impl Wind {
+    pub fn seeded(seed: u64) -> Self {
+        Self { gust: Vec3::ZERO, rng: SmallRng::seed_from_u64(seed) }
+    }
+
+    /// Mean wind plus the current gust.
+    pub fn velocity(&self, params: &SimParams) -> Vec3 {
+        params.wind + self.gust
+    }
+}
+
+impl Default for Wind {
+    fn default() -> Self {
+        Self::seeded(0)
+    }
+}
+
+/// Once per cloth step, before the substeps: a new gust.
+pub fn update_gust(mut wind: ResMut<Wind>, params: Res<SimParams>, clock: Res<SimClock>) {
+    let dt = clock.step_dt;
+    // uniform on [−√3, √3] has unit variance
+    let s = 3f32.sqrt();
+    let noise = Vec3::new(wind.rng.random_range(-s..s), wind.rng.random_range(-s..s), wind.rng.random_range(-s..s));
+    wind.gust = next_gust(wind.gust, params.wind_gust, dt, noise);
+}
+
+/// The seed of the random gusts of the running scene.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct GustSeed(pub u64);
+
+/// Restarts the gusts (and their random sequence from the scene's seed) when a scene is loaded, so every run
+/// is reproducible.
+pub fn reset_gust_on_load(clock: Res<SimClock>, seed: Res<GustSeed>, mut wind: ResMut<Wind>) {
+    if clock.is_changed() && clock.steps == 0 {
+        *wind = Wind::seeded(seed.0);
+    }
+}

@@ -206,12 +206,38 @@ pub fn tear_between(cloth: &mut TearableCloth, a: u32, b: u32) -> Option<TearOut
     let rank = |vertex: u32, fan: &[usize]| (cloth.w[vertex as usize] > 0.0, fan.len());
     let candidates =
         if rank(b, &fan_b) > rank(a, &fan_a) { [(b, a, fan_b), (a, b, fan_a)] } else { [(a, b, fan_a), (b, a, fan_b)] };
-    candidates.into_iter().find_map(|(vertex, other, fan)| split_vertex(cloth, vertex, other, &fan))
+    let plan = candidates.into_iter().find_map(|(vertex, other, fan)| plan_split(cloth, vertex, other, &fan))?;
+    Some(apply_split(cloth, plan))
 }
 
-/// Splits `v` by the plane through p_v with normal p_other − p_v; `fan` lists the triangles incident to `v`.
-/// Everything is computed and checked before the first array is modified.
-fn split_vertex(cloth: &mut TearableCloth, v: u32, other: u32, fan: &[usize]) -> Option<TearOutcome> {
+/// Everything one vertex split changes, worked out by [`plan_split`] before the cloth is touched and carried out
+/// by [`apply_split`].
+#[derive(Clone, Debug, PartialEq)]
+struct SplitPlan {
+    /// The vertex split; it keeps the fan triangles on the side of the plane the edge's other endpoint is on.
+    vertex: u32,
+    /// The duplicate's index: the vertex count before the split.
+    duplicate: u32,
+    /// The fan triangles given to the duplicate, in fan order.
+    moved_triangles: Vec<usize>,
+    /// The split vertex's mass after the split, and the duplicate's; they sum to its mass before.
+    kept_mass: f32,
+    duplicate_mass: f32,
+    /// The stretch constraints at the vertex, ascending (removed from the back, so the others stay valid).
+    removed_edges: Vec<usize>,
+    /// The stretch constraints appended after the removal, `[lo, hi]`, with their rest lengths.
+    added_edges: Vec<([u32; 2], f32)>,
+    /// Bending constraints (index, slot 2 or 3) whose opposite vertex becomes the duplicate.
+    relabelled_quads: Vec<(usize, usize)>,
+    /// The bending constraints hinged on an edge at the vertex, ascending (removed from the back).
+    removed_quads: Vec<usize>,
+    /// The bending constraints appended after the removal, with their rest angles and distances.
+    added_quads: Vec<([u32; 4], f32, f32)>,
+}
+
+/// Plans splitting `v` by the plane through p_v with normal p_other − p_v; `fan` lists the triangles incident to
+/// `v`. Reads the cloth only; `None` if `v` cannot be split (see [`tear_edge`]).
+fn plan_split(cloth: &TearableCloth, v: u32, other: u32, fan: &[usize]) -> Option<SplitPlan> {
     if fan.len() < 2 {
         return None;
     }
@@ -292,31 +318,10 @@ fn split_vertex(cloth: &mut TearableCloth, v: u32, other: u32, fan: &[usize]) ->
         }
     }
 
-    // From here on nothing can fail.
     let vi = v as usize;
     let d = cloth.x.len() as u32;
     let owner = |k: usize| if keep[k] { v } else { d };
-
-    for (&t, &k) in fan.iter().zip(&keep) {
-        if !k {
-            for i in cloth.triangles[t].iter_mut().filter(|i| **i == v) {
-                *i = d;
-            }
-        }
-    }
-
-    cloth.x.push(cloth.x[vi]);
-    cloth.p.push(cloth.p[vi]);
-    cloth.v.push(cloth.v[vi]);
-    if !cloth.uvs.is_empty() {
-        cloth.uvs.push(cloth.uvs[vi]);
-    }
-    cloth.mass[vi] = kept_mass;
-    cloth.mass.push(dup_mass);
-    if cloth.w[vi] != 0.0 {
-        cloth.w[vi] = 1.0 / kept_mass;
-    }
-    cloth.w.push(1.0 / dup_mass);
+    let moved_triangles = fan.iter().zip(&keep).filter(|&(_, &k)| !k).map(|(&t, _)| t).collect();
 
     // Stretch constraints: the edges of the fan triangles at their (new) owner, rest lengths from the originals.
     let mut new_edges: Vec<(u32, u32)> = Vec::with_capacity(2 * fan.len());
@@ -327,24 +332,12 @@ fn split_vertex(cloth: &mut TearableCloth, v: u32, other: u32, fan: &[usize]) ->
             }
         }
     }
-    let new_rest: Vec<f32> = new_edges
+    let added_edges = new_edges
         .iter()
-        .map(|&(_, u)| rest_to(u).unwrap_or_else(|| cloth.x[vi].distance(cloth.x[u as usize])))
+        .map(|&(o, u)| (sorted([o, u]), rest_to(u).unwrap_or_else(|| cloth.x[vi].distance(cloth.x[u as usize]))))
         .collect();
-    for &(i, _, _) in at_vertex.iter().rev() {
-        cloth.edges.swap_remove(i);
-        cloth.rest_length.swap_remove(i);
-    }
-    for (&(o, u), l0) in new_edges.iter().zip(new_rest) {
-        cloth.edges.push(sorted([o, u]));
-        cloth.rest_length.push(l0);
-    }
 
-    // Bending constraints: relabel opposite vertices, then re-derive the pairs of fan triangles on one side that
-    // still share an edge at v or d.
-    for &(i, slot) in &relabel {
-        cloth.quads[i][slot] = d;
-    }
+    // Bending constraints: the pairs of fan triangles on one side that still share an edge at v or d.
     let mut new_quads: Vec<([u32; 4], f32, f32)> = Vec::new();
     for i in 0..fan.len() {
         for j in i + 1..fan.len() {
@@ -375,19 +368,72 @@ fn split_vertex(cloth: &mut TearableCloth, v: u32, other: u32, fan: &[usize]) ->
             });
         }
     }
-    // `at_vertex` and `hinged` are in ascending index order: removing from the back keeps the rest valid.
-    for &i in hinged.iter().rev() {
+
+    Some(SplitPlan {
+        vertex: v,
+        duplicate: d,
+        moved_triangles,
+        kept_mass,
+        duplicate_mass: dup_mass,
+        removed_edges: at_vertex.iter().map(|&(i, _, _)| i).collect(),
+        added_edges,
+        relabelled_quads: relabel,
+        removed_quads: hinged,
+        added_quads: new_quads,
+    })
+}
+
+/// Carries out `plan`, made by [`plan_split`] for this cloth as it is now: relabels the moved triangles, appends
+/// the duplicate, shares the mass and replaces the constraints at the split vertex.
+fn apply_split(cloth: &mut TearableCloth, plan: SplitPlan) -> TearOutcome {
+    let SplitPlan { vertex: v, duplicate: d, kept_mass, duplicate_mass, .. } = plan;
+    debug_assert_eq!(d as usize, cloth.x.len(), "the plan was made for this cloth");
+    let vi = v as usize;
+
+    for &t in &plan.moved_triangles {
+        for i in cloth.triangles[t].iter_mut().filter(|i| **i == v) {
+            *i = d;
+        }
+    }
+
+    cloth.x.push(cloth.x[vi]);
+    cloth.p.push(cloth.p[vi]);
+    cloth.v.push(cloth.v[vi]);
+    if !cloth.uvs.is_empty() {
+        cloth.uvs.push(cloth.uvs[vi]);
+    }
+    cloth.mass[vi] = kept_mass;
+    cloth.mass.push(duplicate_mass);
+    if cloth.w[vi] != 0.0 {
+        cloth.w[vi] = 1.0 / kept_mass;
+    }
+    cloth.w.push(1.0 / duplicate_mass);
+
+    // Removing from the back keeps the lower indices of the ascending lists valid.
+    for &i in plan.removed_edges.iter().rev() {
+        cloth.edges.swap_remove(i);
+        cloth.rest_length.swap_remove(i);
+    }
+    for (edge, l0) in plan.added_edges {
+        cloth.edges.push(edge);
+        cloth.rest_length.push(l0);
+    }
+
+    for (i, slot) in plan.relabelled_quads {
+        cloth.quads[i][slot] = d;
+    }
+    for &i in plan.removed_quads.iter().rev() {
         cloth.quads.swap_remove(i);
         cloth.rest_angle.swap_remove(i);
         cloth.rest_distance.swap_remove(i);
     }
-    for (q, angle, distance) in new_quads {
+    for (q, angle, distance) in plan.added_quads {
         cloth.quads.push(q);
         cloth.rest_angle.push(angle);
         cloth.rest_distance.push(distance);
     }
 
-    Some(TearOutcome { split_vertex: v, duplicate: d })
+    TearOutcome { split_vertex: v, duplicate: d }
 }
 
 /// Splits mass `m` into (kept, duplicate) with the duplicate's share clamped to
@@ -820,6 +866,35 @@ mod tests {
         assert!(c.edge_index(below, above).is_some());
         assert!(c.edge_index(below, c.id(3, 2)).is_none());
         assert!(c.edge_index(outcome.duplicate, c.id(3, 2)).is_some());
+    }
+
+    #[test]
+    fn the_plan_names_the_triangles_below_the_plane_and_applying_it_is_the_tear() {
+        let mut c = grid(6, 6, 0.1);
+        let (below, above) = (c.id(3, 3), c.id(3, 4));
+        c.p[above as usize].z += 0.2;
+        let fan: Vec<usize> = (0..c.triangles.len()).filter(|&t| c.triangles[t].contains(&below)).collect();
+        let Some(plan) = plan_split(&c.view(), below, above, &fan) else { panic!("(3, 3) can be split") };
+        // the 4 fan triangles at or below z = 0.3, in triangle order, go to the duplicate
+        let below_plane: Vec<usize> =
+            fan.iter().copied().filter(|&t| c.triangles[t].iter().all(|&i| c.x[i as usize].z <= 0.3 + 1e-6)).collect();
+        assert_eq!(below_plane.len(), 4);
+        assert_eq!(plan.moved_triangles, below_plane);
+        assert_eq!((plan.vertex, plan.duplicate), (below, c.x.len() as u32));
+        assert_eq!(plan.kept_mass + plan.duplicate_mass, c.mass[below as usize]);
+        // every stretch constraint at (3, 3) is rebuilt; the two horizontal ones are used by both sides
+        let at_vertex: Vec<usize> = (0..c.edges.len()).filter(|&i| c.edges[i].contains(&below)).collect();
+        assert_eq!(plan.removed_edges, at_vertex);
+        assert_eq!(plan.added_edges.len(), at_vertex.len() + 2);
+
+        let mut torn = c.clone();
+        let edge = torn.edge_index(below, above).unwrap();
+        assert_eq!(torn.tear(edge), Some(apply_split(&mut c.view(), plan)));
+        let state = |c: &Cloth| {
+            (c.x.clone(), c.mass.clone(), c.w.clone(), c.triangles.clone(), c.edges.clone(), c.rest_length.clone())
+        };
+        assert_eq!(state(&c), state(&torn));
+        assert_eq!((&c.quads, &c.rest_angle, &c.rest_distance), (&torn.quads, &torn.rest_angle, &torn.rest_distance));
     }
 
     #[test]

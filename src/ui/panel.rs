@@ -1,5 +1,6 @@
 //! The side panel itself. Every widget edits the live resources or components; the solver picks the change up
-//! at its next step. Values are clamped by the widgets and again by [`SimParams::sanitized`].
+//! at its next step. Every slider takes its range, label and tooltip from a knob table ([`crate::sim::knobs`],
+//! [`ThrowSettings::KNOBS`]); values are clamped by the widgets and again by [`SimParams::sanitized`].
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -7,6 +8,7 @@ use egui_plot::{Line, Plot, PlotPoints};
 
 use super::stats::{FrameRate, SceneCounts};
 use crate::input::keys::SHORTCUTS;
+use crate::input::throw::{self, ThrowSettings};
 use crate::scene::library::PresetLibrary;
 use crate::scene::preset::{self, ScenePreset};
 use crate::scene::snapshot::{LiveCloth, snapshot};
@@ -15,6 +17,8 @@ use crate::scene::throws::ThrowQueue;
 use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
 use crate::sim::constraints::attach::Motion;
+use crate::sim::knobs::{self, Knob, VectorKnob};
+use crate::sim::material::set_material;
 use crate::sim::params::BendingModel;
 use crate::sim::timings::StepRecord;
 use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
@@ -59,6 +63,7 @@ pub fn side_panel(
     mut scene: SceneControls,
     timings: Res<StageTimings>,
     frame_rate: Res<FrameRate>,
+    mut throw_settings: ResMut<ThrowSettings>,
     mut cloths: ClothQuery,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -79,7 +84,7 @@ pub fn side_panel(
             material(ui, &mut params, &mut cloths);
             collisions(ui, &mut params);
             tearing(ui, &mut params);
-            rigid_bodies(ui, &mut params, &mut scene.throws);
+            rigid_bodies(ui, &mut throw_settings, &mut scene.throws);
             environment(ui, &mut params);
         });
     });
@@ -176,19 +181,17 @@ fn section(ui: &mut egui::Ui, title: &str, open: bool, body: impl FnOnce(&mut eg
     egui::CollapsingHeader::new(title).default_open(open).show(ui, body);
 }
 
+/// A slider over `knob`'s range, labelled and explained by the knob (logarithmic where `log`).
+fn knob<N: egui::emath::Numeric>(ui: &mut egui::Ui, value: &mut N, knob: &Knob, log: bool) {
+    let range = N::from_f64(knob.min as f64)..=N::from_f64(knob.max as f64);
+    ui.add(egui::Slider::new(value, range).logarithmic(log).text(knob.label_text())).on_hover_text(knob.tooltip());
+}
+
 fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
     section(ui, "Solver", true, |ui| {
-        ui.add(egui::Slider::new(&mut p.iterations, 1..=200).logarithmic(true).text("iterations")).on_hover_text(
-            "Gauss–Seidel sweeps over all constraints per substep: solverIterations of line (9), §3.1–3.2. \
-             More = stiffer and more accurate, linear cost. 1–200.",
-        );
-        ui.add(egui::Slider::new(&mut p.substeps, 1..=64).logarithmic(true).text("substeps")).on_hover_text(
-            "Passes of the whole loop (5)–(16) per fixed step, each with Δt/substeps. Smaller steps converge \
-             faster than more iterations. 1–64.",
-        );
-        ui.add(egui::Slider::new(&mut p.rate_hz, 10.0..=240.0).text("fixed rate (Hz)")).on_hover_text(
-            "Fixed-step frequency of the simulation, Hz; Δt = 1/rate. PBD stiffness depends on Δt (§3.3). 10–240.",
-        );
+        knob(ui, &mut p.iterations, &knobs::ITERATIONS, true);
+        knob(ui, &mut p.substeps, &knobs::SUBSTEPS, true);
+        knob(ui, &mut p.rate_hz, &knobs::RATE_HZ, false);
         let threads = crate::sim::parallel::solver_threads(true);
         ui.checkbox(&mut p.parallel, format!("parallel projection ({threads} threads)")).on_hover_text(
             "Project each colour of constraints (a set touching disjoint particles) on all threads of Bevy's \
@@ -204,12 +207,8 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
             return;
         };
         let before = m;
-        ui.add(egui::Slider::new(&mut m.stretch_stiffness, 0.0..=1.0).text("stretch stiffness")).on_hover_text(
-            "k_stretch ∈ [0, 1] of the edge constraints C = |p1 − p2| − l0 (§4.1), applied as \
-             k' = 1 − (1 − k)^(1/iterations) so it does not depend on the iteration count (§3.3).",
-        );
-        ui.add(egui::Slider::new(&mut m.bend_stiffness, 0.0..=1.0).text("bending stiffness"))
-            .on_hover_text("k_bend ∈ [0, 1] of the bending constraints (§4.1, Appendix A); 0 = silk, 1 = card.");
+        knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
+        knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
         ui.horizontal(|ui| {
             ui.label("bending model").on_hover_text(
                 "Dihedral: the paper's angle constraint arccos(n1·n2) − φ0, independent of stretching (§4.1, Fig. 3). \
@@ -218,12 +217,8 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
             ui.radio_value(&mut p.bending_model, BendingModel::Dihedral, "dihedral");
             ui.radio_value(&mut p.bending_model, BendingModel::Distance, "distance");
         });
-        ui.add(egui::Slider::new(&mut m.density, 0.01..=10.0).logarithmic(true).text("density (kg/m²)")).on_hover_text(
-            "Areal density ρ; each vertex gets a third of the mass of its triangles (§4.1). 0.01–10 kg/m².",
-        );
-        ui.add(egui::Slider::new(&mut m.thickness, 0.001..=0.1).logarithmic(true).text("thickness (m)")).on_hover_text(
-            "Cloth thickness h: the gap kept to colliders (§3.4) and, for self-collision, eq. (12) (§4.3). 0.001–0.1 m.",
-        );
+        knob(ui, &mut m.density, &knobs::DENSITY, true);
+        knob(ui, &mut m.thickness, &knobs::THICKNESS, true);
         if m != before {
             for (mut particles, mut material, attachments, ..) in cloths.iter_mut() {
                 set_material(&mut particles, &mut material, &attachments.0, m);
@@ -232,39 +227,11 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
     });
 }
 
-/// Applies a new material to one cloth; a density change rescales the masses (w = 0 stays 0).
-pub fn set_material(
-    particles: &mut Particles,
-    material: &mut ClothMaterial,
-    attachments: &[crate::sim::constraints::attach::Attachment],
-    new: ClothMaterial,
-) {
-    let new = new.sanitized();
-    let scale = new.density / material.density;
-    if scale.is_finite() && scale != 1.0 {
-        for i in 0..particles.len() {
-            particles.mass[i] *= scale;
-            if particles.w[i] > 0.0 {
-                particles.restore_inverse_mass(i, attachments);
-            }
-        }
-    }
-    *material = new;
-}
-
 fn collisions(ui: &mut egui::Ui, p: &mut SimParams) {
     section(ui, "Damping & collisions", true, |ui| {
-        ui.add(egui::Slider::new(&mut p.damping, 0.0..=1.0).text("k_damping")).on_hover_text(
-            "§3.5 damping per fixed step, [0, 1]: removes velocity relative to the cloth's rigid motion \
-             (v_cm + ω × r), never the rigid motion itself; 1 makes the cloth move rigidly.",
-        );
-        ui.add(egui::Slider::new(&mut p.friction, 0.0..=2.0).text("friction μ")).on_hover_text(
-            "Coulomb friction against colliders in line (16), §3.4: tangential speed drops by μ times the \
-             normal speed the contact removed. 0–2.",
-        );
-        ui.add(egui::Slider::new(&mut p.restitution, 0.0..=1.0).text("restitution e")).on_hover_text(
-            "Fraction of the approach speed reflected along the contact normal in line (16), §3.4. 0–1.",
-        );
+        knob(ui, &mut p.damping, &knobs::DAMPING, false);
+        knob(ui, &mut p.friction, &knobs::FRICTION, false);
+        knob(ui, &mut p.restitution, &knobs::RESTITUTION, false);
     });
 }
 
@@ -272,8 +239,7 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
     section(ui, "Tearing", false, |ui| {
         ui.checkbox(&mut p.tearing, "tear overstretched edges")
             .on_hover_text("§5: an edge stretched beyond the threshold splits one of its vertices.");
-        ui.add(egui::Slider::new(&mut p.tear_threshold, 1.05..=10.0).logarithmic(true).text("threshold l/l0"))
-            .on_hover_text("Stretch ratio l/l0 at which an edge tears (§5). 1.05–10.");
+        knob(ui, &mut p.tear_threshold, &knobs::TEAR_THRESHOLD, true);
     });
     section(ui, "Self-collision and balloons", false, |ui| {
         ui.checkbox(&mut p.self_collision, "self-collision").on_hover_text(
@@ -284,49 +250,39 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
             "Where the cloth already passes through itself, release the contacts that hold the smaller side \
              of the crossing there, so the cloth pulls it back through (after Baraff, Witkin and Kass 2003).",
         );
-        ui.add(egui::Slider::new(&mut p.pressure, 0.1..=5.0).text("pressure k_pressure"))
-            .on_hover_text("§4.4, eq. (15): a balloon's volume is held at k_pressure times its rest volume V0. 0.1–5.");
+        knob(ui, &mut p.pressure, &knobs::PRESSURE, false);
     });
 }
 
-fn rigid_bodies(ui: &mut egui::Ui, p: &mut SimParams, throws: &mut ThrowQueue) {
+fn rigid_bodies(ui: &mut egui::Ui, settings: &mut ThrowSettings, throws: &mut ThrowQueue) {
     section(ui, "Rigid bodies", false, |ui| {
         if ui.button("Throw a ball").on_hover_text("B throws one at the cursor; this button, straight ahead.").clicked()
         {
             throws.from_camera = true;
         }
-        ui.add(egui::Slider::new(&mut p.ball_mass, 0.05..=50.0).logarithmic(true).text("ball mass (kg)"))
-            .on_hover_text("Mass of a thrown ball, kg. 0.05–50. §4.2: cloth and ball exchange momentum both ways.");
-        ui.add(egui::Slider::new(&mut p.ball_radius, 0.03..=0.5).text("ball radius (m)"))
-            .on_hover_text("Radius of a thrown ball, metres. 0.03–0.5.");
-        ui.add(egui::Slider::new(&mut p.ball_speed, 1.0..=40.0).text("ball speed (m/s)"))
-            .on_hover_text("Launch speed of a thrown ball, m/s. 1–40.");
+        knob(ui, &mut settings.ball_mass, &throw::BALL_MASS, true);
+        knob(ui, &mut settings.ball_radius, &throw::BALL_RADIUS, false);
+        knob(ui, &mut settings.ball_speed, &throw::BALL_SPEED, false);
     });
 }
 
-fn vec3_row(ui: &mut egui::Ui, label: &str, v: &mut Vec3, range: f32, tip: &str) {
+/// One drag value per component of a vector knob, each within ± its longest length.
+fn vec3_row(ui: &mut egui::Ui, v: &mut Vec3, knob: &VectorKnob) {
+    let (range, tip) = (knob.max_length, knob.tooltip());
     ui.horizontal(|ui| {
-        ui.label(label).on_hover_text(tip);
+        ui.label(knob.name).on_hover_text(&tip);
         for c in [&mut v.x, &mut v.y, &mut v.z] {
-            ui.add(egui::DragValue::new(c).speed(0.05).range(-range..=range).max_decimals(2)).on_hover_text(tip);
+            ui.add(egui::DragValue::new(c).speed(0.05).range(-range..=range).max_decimals(2)).on_hover_text(&tip);
         }
     });
 }
 
 fn environment(ui: &mut egui::Ui, p: &mut SimParams) {
     section(ui, "Environment", false, |ui| {
-        vec3_row(ui, "gravity", &mut p.gravity, 100.0, "Gravitational acceleration g of line (5), m/s², x y z.");
-        vec3_row(
-            ui,
-            "wind",
-            &mut p.wind,
-            100.0,
-            "Wind velocity, m/s, x y z: pushes each triangle along its normal (line 5).",
-        );
-        ui.add(egui::Slider::new(&mut p.wind_gust, 0.0..=20.0).text("gusts (m/s)"))
-            .on_hover_text("Amplitude of random gusts added to the wind, m/s. 0–20.");
-        ui.add(egui::Slider::new(&mut p.air_drag, 0.0..=5.0).text("air drag"))
-            .on_hover_text("Aerodynamic coefficient, kg/(m²·s): force per triangle = c·area·((v_wind − v)·n) n. 0–5.");
+        vec3_row(ui, &mut p.gravity, &knobs::GRAVITY);
+        vec3_row(ui, &mut p.wind, &knobs::WIND);
+        knob(ui, &mut p.wind_gust, &knobs::WIND_GUST, false);
+        knob(ui, &mut p.air_drag, &knobs::AIR_DRAG, false);
     });
 }
 

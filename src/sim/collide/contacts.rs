@@ -9,8 +9,8 @@
 
 use bevy::math::{Vec3, Vec4};
 
+use super::contact::{Contact, ContactKind};
 use super::swept::SweptCollider;
-use crate::sim::cloth::{Contact, ContactKind};
 use crate::sim::constraints::access::ParticleAccess;
 use crate::sim::parallel::SliceOutputs;
 

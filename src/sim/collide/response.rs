@@ -10,7 +10,7 @@
 
 use bevy::math::Vec3;
 
-use crate::sim::cloth::{Contact, ContactKind};
+use super::contact::{Contact, ContactKind};
 
 /// Applies each contact's friction μ and restitution e to the velocities `v` of its vertex after a step of
 /// length `dt`, relative to the collider's surface velocity there; the change is kept in

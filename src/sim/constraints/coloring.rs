@@ -12,7 +12,7 @@
 //! lowest particle): the order inside a colour does not change the result, but the chunks the threads share
 //! are cut from it, and tearing appends constraints at the end of the arrays — left in array order, a torn
 //! cloth's chunks would each touch particles all over the cloth and both threads would pull the same cache
-//! lines back and forth (the `tearing` scene's projection took 11 % longer). Colouring runs when a cloth is
+//! lines back and forth. Colouring runs when a cloth is
 //! built and when tearing changes its topology, never per frame.
 
 /// Colours of constraints over `vertex_count` particles: `order[k]` is the constraint placed at position k

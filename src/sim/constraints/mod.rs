@@ -9,6 +9,7 @@ pub mod attach;
 pub mod bend;
 pub mod coloring;
 pub mod plan;
+pub mod storage;
 pub mod stretch;
 pub mod volume;
 
@@ -18,7 +19,8 @@ use bevy::math::Vec3;
 
 use self::access::SharedParticles;
 use self::plan::{Chunk, ProjectionPlan, Work};
-use super::cloth::{BendConstraints, Contact, StretchConstraints};
+use self::storage::{BendConstraints, StretchConstraints};
+use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
 use super::lanes::{PackedWork, with_avx2};
 use super::parallel::run_phased;

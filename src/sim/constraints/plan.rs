@@ -4,14 +4,12 @@
 //! chunks that threads share (see [`crate::sim::parallel`]). Built from the colourings when a cloth is made
 //! and rebuilt only when they change (tearing); no allocation per step.
 
-use bevy::prelude::*;
-
-use crate::sim::cloth::{BendConstraints, StretchConstraints};
+use super::storage::{BendConstraints, StretchConstraints};
 use crate::sim::parallel::cut;
 
 /// Chunks each colour is cut into per solver thread: a few, so a thread that starts late or is slowed down
-/// leaves work the others take over, but not many — every claim is an atomic on a cache line all threads share,
-/// which costs about as much as projecting a few dozen constraints.
+/// leaves work the others take over, but not many: every claim is an atomic on a cache line all threads share
+/// (docs/performance.md, "Projection").
 pub const CHUNKS_PER_THREAD: u32 = 4;
 /// Fewest constraints per chunk.
 pub const MIN_CHUNK: u32 = 64;
@@ -41,7 +39,7 @@ pub struct Chunk {
 }
 
 /// One iteration's chunks in order, and for each the first chunk of its phase (colour).
-#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectionPlan {
     threads: u32,
     stretch_colors: Vec<u32>,

@@ -34,7 +34,8 @@
 
 use bevy::math::Vec3;
 
-use super::{EMPTY_BOX, combine_capacity, corners, sorted_edge, swept_bounds};
+use super::hash::{EMPTY_BOX, swept_bounds};
+use super::{combine_capacity, corners, sorted_edge};
 use crate::sim::parallel::SliceOutputs;
 
 /// Cones narrower than this (radians) count as flat: see the module docs.

@@ -25,7 +25,8 @@
 
 use bevy::math::Vec3;
 
-use super::{SelfContact, corners, pierces};
+use super::diagnostics::pierces;
+use super::{SelfContact, corners};
 
 /// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
 /// graph only when the triangles change (tearing).
@@ -239,7 +240,7 @@ fn union(parents: &mut [u32], a: usize, b: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::grid;
+    use super::super::test_support::grid;
     use super::super::{SelfContactSearch, count_intersections, find_self_contacts, project_self_contacts};
     use super::*;
 

@@ -1,0 +1,136 @@
+//! Storage of a cloth's internal constraints (§4.1): stretch (one per edge) and bending (one per pair of
+//! adjacent triangles), each sorted by colour ([`coloring`]) so one colour's constraints touch disjoint particles
+//! and project in parallel.
+
+use super::coloring;
+
+/// One stretching constraint per edge, C = |p1 − p2| − l0, type equality (§4.1), stored grouped by colour
+/// ([`coloring`]): the constraints of one colour touch disjoint particles, which is what lets the solver
+/// project a colour in parallel. The fields are private so the colouring can never go stale: the arrays only
+/// change through [`StretchConstraints::new`].
+#[derive(Clone, Debug, Default)]
+pub struct StretchConstraints {
+    edges: Vec<[u32; 2]>,
+    /// Rest lengths l0 in metres.
+    rest_length: Vec<f32>,
+    /// Colour c is `color_offsets[c]..color_offsets[c + 1]`.
+    color_offsets: Vec<u32>,
+    /// Every index is below this particle count.
+    vertex_count: usize,
+}
+
+impl StretchConstraints {
+    /// Colours and stores the constraints over `vertex_count` particles; constraints that name a particle at
+    /// or beyond `vertex_count` (or a particle twice) are dropped.
+    pub fn new(edges: Vec<[u32; 2]>, rest_length: Vec<f32>, vertex_count: usize) -> Self {
+        let (mut edges, mut rest_length) = keep_valid(edges, rest_length, vertex_count);
+        let coloring = coloring::color(&edges, vertex_count);
+        coloring::permute(&mut edges, &coloring.order);
+        coloring::permute(&mut rest_length, &coloring.order);
+        Self { edges, rest_length, color_offsets: coloring.offsets, vertex_count }
+    }
+
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    pub fn rest_length(&self) -> &[f32] {
+        &self.rest_length
+    }
+
+    /// The particle count every index is below.
+    pub fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    pub fn color_offsets(&self) -> &[u32] {
+        &self.color_offsets
+    }
+
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// The arrays, for a topology change that ends in [`StretchConstraints::new`].
+    pub fn into_parts(self) -> (Vec<[u32; 2]>, Vec<f32>) {
+        (self.edges, self.rest_length)
+    }
+}
+
+/// One bending constraint per pair of adjacent triangles `[p1, p2, p3, p4]` (shared edge p1–p2), holding the
+/// rest values of both bending models (§4.1, Appendix A; and the opposite-vertex distance). Grouped by colour
+/// like [`StretchConstraints`].
+#[derive(Clone, Debug, Default)]
+pub struct BendConstraints {
+    quads: Vec<[u32; 4]>,
+    /// Rest dihedral angle φ0 in radians.
+    rest_angle: Vec<f32>,
+    /// Rest distance |p3 − p4| in metres.
+    rest_distance: Vec<f32>,
+    color_offsets: Vec<u32>,
+    vertex_count: usize,
+}
+
+impl BendConstraints {
+    /// Colours and stores the constraints, dropping any that name a particle at or beyond `vertex_count`.
+    pub fn new(quads: Vec<[u32; 4]>, rest_angle: Vec<f32>, rest_distance: Vec<f32>, vertex_count: usize) -> Self {
+        let rests: Vec<(f32, f32)> = rest_angle.into_iter().zip(rest_distance).collect();
+        let (mut quads, rests) = keep_valid(quads, rests, vertex_count);
+        let coloring = coloring::color(&quads, vertex_count);
+        coloring::permute(&mut quads, &coloring.order);
+        let rest_angle = coloring.order.iter().map(|&k| rests[k as usize].0).collect();
+        let rest_distance = coloring.order.iter().map(|&k| rests[k as usize].1).collect();
+        Self { quads, rest_angle, rest_distance, color_offsets: coloring.offsets, vertex_count }
+    }
+
+    pub fn quads(&self) -> &[[u32; 4]] {
+        &self.quads
+    }
+
+    pub fn rest_angle(&self) -> &[f32] {
+        &self.rest_angle
+    }
+
+    pub fn rest_distance(&self) -> &[f32] {
+        &self.rest_distance
+    }
+
+    /// The particle count every index is below.
+    pub fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    pub fn color_offsets(&self) -> &[u32] {
+        &self.color_offsets
+    }
+
+    pub fn len(&self) -> usize {
+        self.quads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.quads.is_empty()
+    }
+
+    /// The arrays, for a topology change that ends in [`BendConstraints::new`].
+    pub fn into_parts(self) -> (Vec<[u32; 4]>, Vec<f32>, Vec<f32>) {
+        (self.quads, self.rest_angle, self.rest_distance)
+    }
+}
+
+/// The constraints (and their rest values) whose particles are distinct and below `vertex_count`.
+fn keep_valid<const N: usize, R: Copy>(
+    constraints: Vec<[u32; N]>,
+    rest: Vec<R>,
+    vertex_count: usize,
+) -> (Vec<[u32; N]>, Vec<R>) {
+    let valid = |c: &[u32; N]| c.iter().enumerate().all(|(k, &i)| (i as usize) < vertex_count && !c[..k].contains(&i));
+    if constraints.len() == rest.len() && constraints.iter().all(valid) {
+        return (constraints, rest);
+    }
+    constraints.into_iter().zip(rest).filter(|(c, _)| valid(c)).unzip()
+}

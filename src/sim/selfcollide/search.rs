@@ -1,0 +1,300 @@
+//! Finding the self contacts of a step (§4.3): normal-cone culling, the spatial hash's candidates, the narrow
+//! phase, and the per-vertex bounds on candidates and contacts.
+
+use bevy::math::Vec3;
+
+use super::SelfContact;
+use super::hash::{BoxQuery, EMPTY_BOX, SpatialHash};
+use super::narrow::{Found, NarrowPhase};
+use super::patches::Patches;
+use crate::sim::parallel::SliceOutputs;
+
+/// Vertices per query slice of [`find_self_contacts`] at least.
+const MIN_QUERY_SLICE: usize = 64;
+
+/// The spatial hash of [`find_self_contacts`] and the contacts each vertex query slice found, reused every step.
+#[derive(Clone, Debug, Default)]
+pub struct SelfContactSearch {
+    /// Test every pair whose boxes overlap, with no normal-cone culling (for comparisons).
+    pub full_search: bool,
+    pub(super) patches: Patches,
+    /// Steps left to search without culling, after a step where culling skipped too little to pay for itself.
+    unculled_steps: u32,
+    hash: SpatialHash,
+    slices: SliceOutputs<QuerySlice>,
+}
+
+/// What one slice of vertex queries keeps between steps: its queries (sorted by cells) and its contacts.
+#[derive(Debug, Default)]
+struct QuerySlice {
+    queries: Vec<BoxQuery>,
+    found: Vec<Found>,
+    /// Per vertex of the slice: the candidates it has sent to the narrow phase.
+    tested: Vec<u32>,
+}
+
+impl SelfContactSearch {
+    /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
+    pub fn capacity_fingerprint(&self) -> usize {
+        let slices = self.slices.buffers();
+        slices.iter().filter_map(|slice| slice.lock().ok()).fold(
+            self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len())
+                ^ self.patches.capacity_fingerprint().rotate_left(17),
+            |acc, slice| {
+                acc.wrapping_mul(1_000_003)
+                    .wrapping_add(slice.found.capacity())
+                    .wrapping_add(slice.queries.capacity() << 20)
+                    .wrapping_add(slice.tested.capacity() << 40)
+            },
+        )
+    }
+}
+
+/// Fills `out` (cleared first, capacity kept) with the vertex–triangle contacts of a step from positions `x` to
+/// predictions `p` (§4.3, see the module docs for the predicate). Rebuilds the hash over the triangles swept
+/// from x to p, grown by `thickness`, then queries it for every vertex: in slices of consecutive vertices that
+/// the compute task pool's threads share when `parallel`, each with its own output. Contacts are ordered by
+/// vertex, then triangle, whatever the thread count and (unless a vertex meets more than
+/// [`MAX_CANDIDATES_PER_VERTEX`] candidates) the hash layout. Allocates nothing once the buffers have grown to
+/// the problem size.
+pub fn find_self_contacts(
+    search: &mut SelfContactSearch,
+    x: &[Vec3],
+    p: &[Vec3],
+    triangles: &[[u32; 3]],
+    thickness: f32,
+    parallel: bool,
+    out: &mut Vec<SelfContact>,
+) {
+    out.clear();
+    let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
+    let SelfContactSearch { full_search, patches, unculled_steps, hash, slices } = search;
+    let cull = !*full_search && *unculled_steps == 0;
+    if cull {
+        patches.update(x, p, triangles, h, parallel);
+        if patches.needed_fraction() > CULLING_PAYS_BELOW {
+            *unculled_steps = UNCULLED_STEPS;
+        }
+    } else {
+        *unculled_steps = unculled_steps.saturating_sub(1);
+    }
+    let patches = &*patches;
+    if cull {
+        let bound = |t: usize| patches.triangle_bounds().get(t).copied().unwrap_or(EMPTY_BOX);
+        hash.rebuild_boxes(triangles.len(), parallel, bound, |t| patches.triangle_needed(t));
+    } else {
+        hash.rebuild_swept(x, p, triangles, h, parallel);
+    }
+    let n = x.len().min(p.len());
+    let hash = &*hash;
+    let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, slice| {
+        let QuerySlice { queries, found, tested } = slice;
+        found.clear();
+        queries.clear();
+        tested.clear();
+        tested.resize(vertices.len(), 0);
+        let first = vertices.start;
+        queries.extend(vertices.filter_map(|v| {
+            let (xq, pq) = (x[v], p[v]);
+            let (lo, hi) = (xq.min(pq), xq.max(pq));
+            let needed = !cull || patches.vertex_needed(v, lo, hi);
+            (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(lo, hi, v as u32)).flatten()
+        }));
+        // vertices whose rays start and end in the same cells look the hash up together
+        queries.sort_unstable_by_key(|q| (q.cells[0].to_array(), q.cells[1].to_array(), q.id));
+        let mut narrow = NarrowPhase::new(x, p, triangles, h);
+        for group in queries.chunk_by(|a, b| a.cells == b.cells) {
+            hash.for_each_overlap(group, |v, t| {
+                if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
+                    && (!cull || patches.pair_needed(v, t))
+                    && let Some(count) = tested.get_mut((v as usize).wrapping_sub(first))
+                    && *count < MAX_CANDIDATES_PER_VERTEX
+                {
+                    *count += 1;
+                    narrow.test(v, t, found);
+                }
+            });
+        }
+        narrow.flush(found);
+        // by vertex, then triangle: the projection order must not depend on the hash's layout
+        found.sort_unstable_by_key(|(c, _)| (c.vertex, c.triangle));
+        keep_nearest(found, MAX_CONTACTS_PER_VERTEX);
+    });
+    for slice in found {
+        if let Ok(slice) = slice.lock() {
+            out.extend(slice.found.iter().map(|(c, _)| *c));
+        }
+    }
+}
+
+/// When culling leaves more than this fraction of the patches to search, it costs about what it saves (the
+/// patches' cones and pairs take about a tenth of a full search)...
+const CULLING_PAYS_BELOW: f32 = 0.75;
+/// ...and the next this many steps search without it (cloth crumpled one step is crumpled the next; the
+/// contacts are the same either way).
+const UNCULLED_STEPS: u32 = 30;
+
+/// Most candidate triangles one vertex sends to the narrow phase per step: it binds only in a torn cloth collapsed
+/// into a clump where thousands of triangles overlap one point, whose search would otherwise take most of a frame
+/// (figures in docs/performance.md, "Self-collision search"). The candidates beyond it, in the hash's order, are
+/// dropped, so only there do the contacts depend on the hash's layout (never on the thread count: a vertex meets
+/// its candidates in the same order whichever vertices share its query).
+pub const MAX_CANDIDATES_PER_VERTEX: u32 = 1024;
+
+/// Most self contacts one vertex keeps per step: those whose triangles were nearest at the start (the
+/// vertex's distance to their planes), the layers it can actually meet. A vertex over a sheet needs up to six
+/// (the triangles around the point below it); a crumpled clump can give hundreds, which only fight each other
+/// and the stretch constraints.
+pub const MAX_CONTACTS_PER_VERTEX: usize = 16;
+
+/// Keeps, of each vertex's run of `found` (sorted by vertex, then triangle), the `most` with the smallest
+/// distance (ties: lower triangle first), still by triangle. Runs of at most `most` are untouched.
+fn keep_nearest(found: &mut Vec<Found>, most: usize) {
+    let (mut read, mut write) = (0, 0);
+    while read < found.len() {
+        let vertex = found[read].0.vertex;
+        let len = found[read..].iter().take_while(|(c, _)| c.vertex == vertex).count();
+        let run = &mut found[read..read + len];
+        let kept = if len > most {
+            run.sort_unstable_by(|(a, da), (b, db)| da.total_cmp(db).then(a.triangle.cmp(&b.triangle)));
+            run[..most].sort_unstable_by_key(|(c, _)| c.triangle);
+            most
+        } else {
+            len
+        };
+        found.copy_within(read..read + kept, write);
+        (read, write) = (read + len, write + kept);
+    }
+    found.truncate(write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::selfcollide::corners;
+    use crate::sim::selfcollide::hash::swept_bounds;
+    use crate::sim::selfcollide::narrow::sweep_contact;
+    use crate::sim::selfcollide::test_support::{crumpled_pair, overlaps, sorted};
+    use bevy::tasks::{ComputeTaskPool, TaskPoolBuilder};
+
+    #[test]
+    fn hash_matches_brute_force() {
+        let h = 0.02;
+        let mut total = 0;
+        for seed in 1..6 {
+            let (x, p, tris) = crumpled_pair(seed);
+            let mut found = Vec::new();
+            find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, h, false, &mut found);
+            // the slices shared by threads give the same contacts in the same order
+            ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+            let mut in_parallel = Vec::new();
+            find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &tris, h, true, &mut in_parallel);
+            assert_eq!(in_parallel, found, "seed {seed}: the parallel search differs");
+
+            let (mut brute, mut unfiltered) = (Vec::new(), Vec::new());
+            for v in 0..x.len() {
+                let (lo, hi) = (x[v].min(p[v]), x[v].max(p[v]));
+                for (t, tri) in tris.iter().enumerate() {
+                    if tri.contains(&(v as u32)) {
+                        continue;
+                    }
+                    let (Some(xt), Some(pt)) = (corners(&x, tri), corners(&p, tri)) else { panic!("bad fixture") };
+                    if let Some(side) = sweep_contact(x[v], p[v], xt, pt, h) {
+                        let c = SelfContact { vertex: v as u32, triangle: t as u32, side };
+                        unfiltered.push(c);
+                        if overlaps(&swept_bounds(&x, &p, tri, h), lo, hi) {
+                            brute.push(c);
+                        }
+                    }
+                }
+            }
+            assert!(found.len() > 20, "seed {seed}: only {} contacts", found.len());
+            // in brute force's order (by vertex, then triangle), not the order the hash visited cells in
+            let pairs = |c: &[SelfContact]| c.iter().map(|c| (c.vertex, c.triangle)).collect::<Vec<_>>();
+            assert_eq!(pairs(&found), pairs(&brute), "seed {seed}: order");
+            let found = sorted(found);
+            assert_eq!(found, sorted(brute), "seed {seed}");
+            // Without the box prefilter only contacts of strongly rotating triangles (where the linear
+            // interpolation of the distance is poor) are added; this data is deliberately rough.
+            let unfiltered = sorted(unfiltered);
+            assert!(found.iter().all(|c| unfiltered.contains(c)));
+            assert!(
+                unfiltered.len() - found.len() <= found.len() / 100,
+                "seed {seed}: {} vs {}",
+                unfiltered.len(),
+                found.len()
+            );
+            total += found.len();
+        }
+        assert!(total > 100, "{total}");
+    }
+
+    #[test]
+    fn no_allocation_after_warm_up() {
+        let (x, p, tris) = crumpled_pair(3);
+        ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+        let mut search = SelfContactSearch::default();
+        let mut out = Vec::new();
+        find_self_contacts(&mut search, &x, &p, &tris, 0.02, true, &mut out);
+        let (fingerprint, capacity, first) = (search.capacity_fingerprint(), out.capacity(), out.clone());
+        assert!(fingerprint != 0 && !first.is_empty());
+        find_self_contacts(&mut search, &x, &p, &tris, 0.02, true, &mut out);
+        assert_eq!(search.capacity_fingerprint(), fingerprint);
+        assert_eq!(out.capacity(), capacity);
+        assert_eq!(out, first);
+    }
+
+    #[test]
+    fn a_vertex_keeps_only_its_nearest_contacts() {
+        // vertex 0 over a stack of 20 small triangles 1 mm apart, all within the band of 2 cm; vertex 1 over one
+        let (mut x, mut tris) = (vec![Vec3::new(0.2, 0.2, 0.0005), Vec3::new(5.2, 0.2, 0.0005)], Vec::new());
+        for (layer, dz) in (0..20).map(|k| (k, 0.001 * k as f32 - 0.0095)) {
+            let base = x.len() as u32;
+            let shift = if layer == 0 { Vec3::X * 5.0 } else { Vec3::ZERO };
+            x.extend([Vec3::new(0.0, 0.0, dz), Vec3::new(1.0, 0.0, dz), Vec3::new(0.0, 1.0, dz)].map(|p| p + shift));
+            tris.push([base, base + 1, base + 2]);
+        }
+        let mut found = Vec::new();
+        find_self_contacts(&mut SelfContactSearch::default(), &x, &x, &tris, 0.02, false, &mut found);
+        let of = |v: u32| found.iter().filter(|c| c.vertex == v).map(|c| c.triangle).collect::<Vec<_>>();
+        // layer k is at z = 0.001 k − 0.0095, the vertex at 0.0005: the nearest are layers 10, 9, 11, 8, 12, …
+        let mut nearest: Vec<u32> = (1..20).collect();
+        nearest.sort_by(|&a, &b| {
+            let d = |k: u32| (0.001 * k as f32 - 0.0095 - 0.0005).abs();
+            d(a).total_cmp(&d(b)).then(a.cmp(&b))
+        });
+        nearest.truncate(MAX_CONTACTS_PER_VERTEX);
+        nearest.sort();
+        assert_eq!(of(0), nearest);
+        assert_eq!(of(1), [0], "a vertex under the limit keeps its contacts");
+        let mut runs = vec![(SelfContact { vertex: 3, triangle: 1, side: 1.0 }, 0.5); 3];
+        keep_nearest(&mut runs, 4);
+        assert_eq!(runs.len(), 3);
+    }
+
+    #[test]
+    fn a_vertex_in_a_clump_tests_at_most_the_candidate_limit_on_any_thread_count() {
+        // 1,200 small triangles stacked 10 µm apart: every corner has all the other triangles within its band
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        for k in 0..1200 {
+            let (z, base) = (1e-5 * k as f32, x.len() as u32);
+            x.extend([Vec3::new(0.0, 0.0, z), Vec3::new(0.01, 0.0, z), Vec3::new(0.0, 0.01, z)]);
+            tris.push([base, base + 1, base + 2]);
+        }
+        ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+        let results: Vec<_> = [false, true]
+            .map(|parallel| {
+                let (mut search, mut found) = (SelfContactSearch::default(), Vec::new());
+                find_self_contacts(&mut search, &x, &x, &tris, 0.02, parallel, &mut found);
+                let slices = search.slices.buffers();
+                let tested: Vec<u32> = slices.iter().flat_map(|s| s.lock().unwrap().tested.clone()).collect();
+                assert_eq!(tested.len(), x.len());
+                assert!(tested.iter().all(|&c| c <= MAX_CANDIDATES_PER_VERTEX));
+                assert!(tested.contains(&MAX_CANDIDATES_PER_VERTEX), "the clump reaches the limit");
+                assert!(found.iter().filter(|c| c.vertex == 0).count() == MAX_CONTACTS_PER_VERTEX);
+                (found, tested)
+            })
+            .into();
+        assert_eq!(results[0], results[1]);
+    }
+}
