@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn flat_grid_normals_point_up() {
-        let grid = crate::sim::topology::grid(3, 3, 1.0, 1.0).unwrap();
+        let grid = crate::sim::mesh::topology::grid(3, 3, 1.0, 1.0).unwrap();
         let (x, tris) = (grid.positions, grid.triangles);
         let mut n = vec![[0.0; 3]; x.len()];
         vertex_normals(&x, &tris, &mut n);

@@ -25,7 +25,7 @@ use bevy::prelude::*;
 use crate::scene::desc::PinSelector;
 use crate::sim::cloth::{ClothBundle, ClothMaterial};
 use crate::sim::constraints::attach::{Attachment, Motion};
-use crate::sim::topology::{self, MeshError, TriangleMesh};
+use crate::sim::mesh::topology::{self, MeshError, TriangleMesh};
 
 /// A cloth to build: a triangle mesh in its local frame, where it goes, its material and its attachments.
 #[derive(Clone, Debug)]

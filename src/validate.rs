@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer};
 use crate::sim::knobs::{self, Knob};
 
 /// Most quads along one side of a grid cloth: (999 + 1)² = 1,000,000 particles, the documented limit
-/// ([`crate::sim::topology::MAX_PARTICLES`]), checked before anything is allocated.
+/// ([`crate::sim::mesh::topology::MAX_PARTICLES`]), checked before anything is allocated.
 pub const MAX_GRID_CELLS: u32 = 999;
 
 /// A size in metres: finite and positive.

@@ -5,8 +5,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The kernel folders and files: pure functions over slices, no `Component`, `Query`, `Res`, systems.
-const KERNELS: [&str; 6] =
-    ["sim/constraints/", "sim/collide/", "sim/selfcollide/", "sim/tearing.rs", "sim/damping.rs", "sim/integrate.rs"];
+const KERNELS: [&str; 8] = [
+    "sim/constraints/",
+    "sim/collide/",
+    "sim/selfcollide/",
+    "sim/mesh/",
+    "sim/tearing.rs",
+    "sim/damping.rs",
+    "sim/integrate.rs",
+    "sim/wind.rs",
+];
 
 /// Words that mean the ECS.
 const ECS_WORDS: [&str; 9] =

@@ -6,7 +6,7 @@
 use bevy::math::Vec3;
 use thiserror::Error;
 
-use crate::sim::topology::{MAX_PARTICLES, TriangleMesh};
+use crate::sim::mesh::topology::{MAX_PARTICLES, TriangleMesh};
 
 /// Why an OBJ file cannot be read.
 #[derive(Debug, Error, Clone, PartialEq)]

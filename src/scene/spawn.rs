@@ -10,10 +10,10 @@ use super::obj;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
 use crate::sim::cloth::{Collider, PreviousPose};
 use crate::sim::constraints::volume::enclosed_volume;
-use crate::sim::icosphere::icosphere;
+use crate::sim::mesh::icosphere;
+use crate::sim::mesh::topology::{self, MeshError};
 use crate::sim::rigid::RigidBody;
 use crate::sim::stages::GustSeed;
-use crate::sim::topology::{self, MeshError};
 use crate::sim::{SimClock, SimParams};
 use crate::spawn::{ClothBuilder, select_vertices};
 

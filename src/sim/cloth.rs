@@ -15,10 +15,10 @@ use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
 pub use super::constraints::storage::{BendConstraints, StretchConstraints};
 use super::knobs;
+use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
 use super::rigid::RigidBody;
 use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
-use super::topology::{self, MeshError};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
 #[derive(Component, Clone, Debug, Default)]

@@ -109,7 +109,7 @@ pub fn permute<T: Copy>(items: &mut Vec<T>, order: &[u32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::topology::{edges_and_bend_quads, grid};
+    use crate::sim::mesh::topology::{edges_and_bend_quads, grid};
 
     /// Every colour's constraints touch pairwise disjoint particles, and the order is a permutation.
     fn assert_valid<const N: usize>(constraints: &[[u32; N]], vertex_count: usize, coloring: &Coloring) {

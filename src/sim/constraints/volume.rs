@@ -118,7 +118,7 @@ mod tests {
     }
 
     /// Geodesic sphere: the regular icosahedron subdivided `levels` times, midpoints pushed onto the sphere.
-    /// A self-contained copy of the construction in `sim::icosphere`, so this module depends on nothing else.
+    /// A self-contained copy of the construction in `sim::mesh::icosphere`, so this module depends on nothing else.
     fn sphere(levels: u32, radius: f32, center: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
         let t = (1.0 + 5f32.sqrt()) / 2.0;
         #[rustfmt::skip]
