@@ -10,7 +10,7 @@ use drape::prelude::*;
 
 fn main() {
     App::new()
-        .insert_resource(SimParams { wind: Vec3::new(0.5, 0.0, -4.0), wind_gust: 1.0, ..default() })
+        .insert_resource(SimParams { wind: Vec3::new(6.0, 0.0, -2.0), wind_gust: 2.0, air_drag: 0.6, ..default() })
         .add_plugins((DefaultPlugins, DrapePlugins))
         .add_systems(Startup, setup)
         .run();
@@ -25,13 +25,14 @@ fn setup(mut commands: Commands, mut meshes: ResMut<Assets<Mesh>>, mut materials
     let pole = Capsule3d::new(0.04, 2.5);
     commands.spawn((Collider::new(pole.into()), Transform::from_xyz(0.0, 1.25, 0.0), Mesh3d(meshes.add(pole)), steel));
     let ball = Sphere::new(0.3);
-    commands.spawn((Collider::new(ball.into()), Transform::from_xyz(0.9, 2.0, -0.6), Mesh3d(meshes.add(ball)), wood));
+    commands.spawn((Collider::new(ball.into()), Transform::from_xyz(1.2, 2.0, -0.5), Mesh3d(meshes.add(ball)), wood));
     let ground = Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0)));
     commands.spawn((Collider::new(ColliderShape::Plane), Transform::default(), ground, grass));
 
     // the flag: 1.5 m × 1 m stood up in the XY plane, its edge u = 0 pinned along the pole
     let flag = ClothBuilder::grid(36, 24, Vec2::new(1.5, 1.0))
         .placed(Transform::from_xyz(0.8, 2.0, 0.0).with_rotation(Quat::from_rotation_x(FRAC_PI_2)))
+        .material(ClothMaterial { bend_stiffness: 0.02, density: 0.15, ..default() })
         .pin(Pin::Column { u: 0.0 })
         .build()
         .expect("a grid is valid cloth");
