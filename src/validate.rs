@@ -5,7 +5,7 @@ use bevy::math::Vec3;
 use serde::de::Error;
 use serde::{Deserialize, Deserializer};
 
-use crate::sim::knobs::{self, Knob};
+use crate::sim::knobs::{self, Knob, VectorKnob};
 
 /// Most quads along one side of a grid cloth: (999 + 1)² = 1,000,000 particles, the documented limit
 /// ([`crate::sim::mesh::topology::MAX_PARTICLES`]), checked before anything is allocated.
@@ -103,38 +103,57 @@ fn optional_within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<Optio
     }
 }
 
-/// [`ClothMaterial::stretch_stiffness`](crate::sim::cloth::ClothMaterial::stretch_stiffness): inside
-/// [`knobs::STRETCH_STIFFNESS`].
-pub fn stretch_stiffness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    within(&knobs::STRETCH_STIFFNESS, d)
+/// A count a file may only give inside `knob`'s range. Read as a signed integer first, so that `-38` is reported
+/// as `iterations: -38 is out of range 1–200` and not as a bare integer overflow.
+fn count_within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<u32, D::Error> {
+    let v = i64::deserialize(d)?;
+    if (knob.min as i64..=knob.max as i64).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(D::Error::custom(knob.out_of_range(v)))
+    }
 }
 
-/// [`ClothMaterial::bend_stiffness`](crate::sim::cloth::ClothMaterial::bend_stiffness): inside
-/// [`knobs::BEND_STIFFNESS`].
-pub fn bend_stiffness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    within(&knobs::BEND_STIFFNESS, d)
+/// A vector a file may only give finite and no longer than `knob`'s bound.
+fn vector_within<'de, D: Deserializer<'de>>(knob: &VectorKnob, d: D) -> Result<Vec3, D::Error> {
+    let v = Vec3::deserialize(d)?;
+    if v.is_finite() && v.length() <= knob.max_length {
+        Ok(v)
+    } else {
+        Err(D::Error::custom(format!("{}: {v} is out of range {} {}", knob.name, knob.range_text(), knob.unit)))
+    }
 }
 
-/// [`ClothMaterial::density`](crate::sim::cloth::ClothMaterial::density): positive, then clamped into
-/// [`knobs::DENSITY`].
-pub fn density<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    positive(&knobs::DENSITY, d)
+/// One preset check per knob: `field => KNOB` with the check it needs (`within`, `count_within`,
+/// `vector_within`, `positive`, `optional_within`) and the type it yields.
+macro_rules! knob_checks {
+    ($($field:ident => $knob:ident, $check:ident -> $ty:ty;)*) => {$(
+        #[doc = concat!("The preset check of `", stringify!($field), "`: [`knobs::", stringify!($knob), "`].")]
+        pub fn $field<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+            $check(&knobs::$knob, d)
+        }
+    )*};
 }
 
-/// [`ClothMaterial::thickness`](crate::sim::cloth::ClothMaterial::thickness): positive, then clamped into
-/// [`knobs::THICKNESS`].
-pub fn thickness<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    positive(&knobs::THICKNESS, d)
-}
-
-/// A collider's own friction μ, if given: inside [`knobs::FRICTION`].
-pub fn optional_friction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
-    optional_within(&knobs::FRICTION, d)
-}
-
-/// A collider's own restitution e, if given: inside [`knobs::RESTITUTION`].
-pub fn optional_restitution<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
-    optional_within(&knobs::RESTITUTION, d)
+knob_checks! {
+    iterations => ITERATIONS, count_within -> u32;
+    substeps => SUBSTEPS, count_within -> u32;
+    rate_hz => RATE_HZ, within -> f32;
+    gravity => GRAVITY, vector_within -> Vec3;
+    wind => WIND, vector_within -> Vec3;
+    wind_gust => WIND_GUST, within -> f32;
+    air_drag => AIR_DRAG, within -> f32;
+    damping => DAMPING, within -> f32;
+    friction => FRICTION, within -> f32;
+    restitution => RESTITUTION, within -> f32;
+    tear_threshold => TEAR_THRESHOLD, within -> f32;
+    pressure => PRESSURE, within -> f32;
+    stretch_stiffness => STRETCH_STIFFNESS, within -> f32;
+    bend_stiffness => BEND_STIFFNESS, within -> f32;
+    density => DENSITY, positive -> f32;
+    thickness => THICKNESS, positive -> f32;
+    optional_friction => FRICTION, optional_within -> Option<f32>;
+    optional_restitution => RESTITUTION, optional_within -> Option<f32>;
 }
 
 #[cfg(test)]
@@ -157,5 +176,12 @@ mod tests {
         assert_eq!(run(density, "20.0"), Ok(20.0));
         let refused = run(thickness, "0.0").unwrap_err();
         assert!(refused.starts_with("thickness: 0 is out of range 0.001–0.1 m"), "{refused}");
+        assert_eq!(run(iterations, "-38"), Err("iterations: -38 is out of range 1–200".into()));
+        assert_eq!(run(substeps, "64"), Ok(64));
+        assert_eq!(run(rate_hz, "500.0"), Err("rate_hz: 500 is out of range 10–240 Hz".into()));
+        assert_eq!(
+            run(gravity, "(0.0, -200.0, 0.0)"),
+            Err("gravity: [0, -200, 0] is out of range length ≤ 100 m/s²".into())
+        );
     }
 }

@@ -24,31 +24,42 @@ pub enum BendingModel {
 #[serde(default)]
 pub struct SimParams {
     /// Solver iterations per substep, `solverIterations` of line (9): [`knobs::ITERATIONS`].
+    #[serde(deserialize_with = "crate::validate::iterations")]
     pub iterations: u32,
     /// Substeps per fixed step: the whole loop (5)–(16) runs this many times with Δt = 1/(rate·substeps):
     /// [`knobs::SUBSTEPS`].
+    #[serde(deserialize_with = "crate::validate::substeps")]
     pub substeps: u32,
     /// Fixed-step rate in Hz (the `FixedUpdate` timestep): [`knobs::RATE_HZ`].
+    #[serde(deserialize_with = "crate::validate::rate_hz")]
     pub rate_hz: f32,
     /// Gravitational acceleration g of line (5), m/s²: [`knobs::GRAVITY`].
+    #[serde(deserialize_with = "crate::validate::gravity")]
     pub gravity: Vec3,
     /// Wind velocity in m/s, felt through the aerodynamic force on each triangle (line 5): [`knobs::WIND`].
+    #[serde(deserialize_with = "crate::validate::wind")]
     pub wind: Vec3,
     /// Amplitude of random gusts added to the wind, m/s: [`knobs::WIND_GUST`].
+    #[serde(deserialize_with = "crate::validate::wind_gust")]
     pub wind_gust: f32,
     /// Aerodynamic coefficient, kg/(m²·s): [`knobs::AIR_DRAG`].
+    #[serde(deserialize_with = "crate::validate::air_drag")]
     pub air_drag: f32,
     /// k_damping of §3.5 per fixed step, converted per substep like a stiffness: [`knobs::DAMPING`].
+    #[serde(deserialize_with = "crate::validate::damping")]
     pub damping: f32,
     /// Bending constraint model (§4.1). Default [`BendingModel::Dihedral`].
     pub bending_model: BendingModel,
     /// Coulomb friction coefficient μ of line (16) against colliders: [`knobs::FRICTION`].
+    #[serde(deserialize_with = "crate::validate::friction")]
     pub friction: f32,
     /// Restitution coefficient e of line (16): [`knobs::RESTITUTION`].
+    #[serde(deserialize_with = "crate::validate::restitution")]
     pub restitution: f32,
     /// Tearing on/off (§5). Default off.
     pub tearing: bool,
     /// Stretch ratio l/l0 at which an edge tears (§5): [`knobs::TEAR_THRESHOLD`].
+    #[serde(deserialize_with = "crate::validate::tear_threshold")]
     pub tear_threshold: f32,
     /// Self-collision of every cloth (§4.3): vertex–triangle constraints eq. (13) keeping the cloth thickness h.
     /// Default off.
@@ -58,6 +69,7 @@ pub struct SimParams {
     /// `selfcollide/untangle.rs`). Default on.
     pub untangle: bool,
     /// k_pressure of §4.4: a balloon's volume is held at k_pressure · V0: [`knobs::PRESSURE`].
+    #[serde(deserialize_with = "crate::validate::pressure")]
     pub pressure: f32,
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
     /// result is identical either way. Default on.
