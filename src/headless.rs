@@ -36,6 +36,11 @@ pub struct HeadlessReport {
     pub kinetic_energy: f32,
     /// Whether all positions are finite.
     pub finite: bool,
+    /// `[[min x, y, z], [max x, y, z]]` of every cloth vertex, metres (`null` without cloth): shows an explosion
+    /// that stays finite.
+    pub bounds: Option<[Vec3; 2]>,
+    /// The fastest vertex's speed, m/s.
+    pub max_speed: f32,
     /// [`metrics::state_hash`] of every cloth's positions and velocities (each cloth hashed alone, the hashes
     /// sorted and hashed again, so spawn order does not matter), as 16 hex digits: equal hashes, same bits.
     pub state_hash: String,
@@ -114,6 +119,8 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         max_stretch: 0.0,
         kinetic_energy: 0.0,
         finite: true,
+        bounds: None,
+        max_speed: 0.0,
         state_hash: String::new(),
         min_collider_distance: f32::INFINITY,
         self_intersections: 0,
@@ -150,6 +157,10 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         r.max_stretch = r.max_stretch.max(metrics::max_stretch(&particles.x, stretch.edges(), stretch.rest_length()));
         r.kinetic_energy += metrics::kinetic_energy(&particles.v, &particles.mass);
         r.finite &= metrics::all_finite(&particles.x);
+        r.max_speed = r.max_speed.max(metrics::max_speed(&particles.v));
+        if let Some([lo, hi]) = metrics::bounds(&particles.x) {
+            r.bounds = Some(r.bounds.map_or([lo, hi], |[a, b]| [a.min(lo), b.max(hi)]));
+        }
         r.self_intersections += count_intersections(&particles.x, &mesh.triangles);
         for shape in &shapes {
             for x in &particles.x {

@@ -141,6 +141,8 @@ fn headless_cli_prints_json_and_refuses_unknown_scenes() {
         "max_stretch",
         "kinetic_energy",
         "finite",
+        "bounds",
+        "max_speed",
         "ms_per_frame",
         "stage_ms",
     ] {
@@ -148,6 +150,12 @@ fn headless_cli_prints_json_and_refuses_unknown_scenes() {
     }
     assert_eq!(json["particles"], 1089);
     assert_eq!(json["finite"], true);
+    // the 2 m × 2 m sheet, hung from two corners 2.6 m up, has swung down without widening and is still moving
+    let axis = |corner: usize, k: usize| json["bounds"][corner][k].as_f64().unwrap();
+    assert!((axis(1, 0) - axis(0, 0) - 2.0).abs() < 0.05, "x extent {}", axis(1, 0) - axis(0, 0));
+    assert!(axis(1, 1) <= 2.61 && axis(0, 1) < 2.0 && axis(0, 1) > 0.0, "y from {} to {}", axis(0, 1), axis(1, 1));
+    let speed = json["max_speed"].as_f64().unwrap();
+    assert!(speed > 0.5 && speed < 20.0, "max speed {speed}");
     assert!(json["stage_ms"]["project"].as_f64().unwrap() > 0.0);
 
     let out = std::process::Command::new(exe).args(["headless", "--preset", "no_such_scene"]).output().unwrap();

@@ -34,6 +34,17 @@ fn fnv1a_fold(hash: u64, bytes: impl Iterator<Item = u8>) -> u64 {
     bytes.fold(hash, |h, byte| (h ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
+/// The box `[min, max]` around the points `x`, component by component; `None` for no points.
+pub fn bounds(x: &[Vec3]) -> Option<[Vec3; 2]> {
+    let first = *x.first()?;
+    Some(x.iter().fold([first, first], |[lo, hi], p| [lo.min(*p), hi.max(*p)]))
+}
+
+/// The largest speed |v| in m/s (0 for no velocities).
+pub fn max_speed(v: &[Vec3]) -> f32 {
+    v.iter().map(|v| v.length()).fold(0.0, f32::max)
+}
+
 /// Whether every position is finite.
 pub fn all_finite(x: &[Vec3]) -> bool {
     x.iter().all(|p| p.is_finite())
@@ -48,6 +59,12 @@ mod tests {
         let x = [Vec3::ZERO, Vec3::X * 1.5, Vec3::new(1.5, 0.9, 0.0)];
         assert!((max_stretch(&x, &[[0, 1], [1, 2]], &[1.0, 1.0]) - 0.5).abs() < 1e-6);
         assert!((kinetic_energy(&[Vec3::X * 2.0, Vec3::Y], &[3.0, 4.0]) - 8.0).abs() < 1e-6);
+        assert_eq!(max_speed(&[Vec3::X * 2.0, Vec3::new(0.0, 3.0, 4.0)]), 5.0);
+        assert_eq!(
+            bounds(&[Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 5.0, 0.0)]),
+            Some([Vec3::new(-1.0, -2.0, 0.0), Vec3::new(1.0, 5.0, 3.0)])
+        );
+        assert_eq!(bounds(&[]), None);
         assert!(!all_finite(&[Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0)]));
     }
 
