@@ -41,6 +41,8 @@
 //! renderer, for the examples), `app` (the demo: egui, orbit camera, plots, command line; the default). With
 //! `default-features = false` the crate is the simulation alone, without winit, egui, plotters or clap.
 
+#![warn(missing_docs)]
+
 pub mod headless;
 #[cfg(feature = "picking")]
 pub mod input;

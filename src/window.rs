@@ -20,7 +20,9 @@ use crate::ui::PanelPlugin;
 /// Take a screenshot of the window after `frames` frames, save it to `path`, and exit.
 #[derive(Resource, Clone, Debug)]
 pub struct ScreenshotPlan {
+    /// Where to save the screenshot.
     pub path: PathBuf,
+    /// Frames to run before taking it.
     pub frames: u32,
     requested: bool,
     saved: bool,
@@ -28,6 +30,7 @@ pub struct ScreenshotPlan {
 }
 
 impl ScreenshotPlan {
+    /// A plan to save a screenshot to `path` after `frames` frames.
     pub fn new(path: PathBuf, frames: u32) -> Self {
         Self { path, frames, requested: false, saved: false, frame: 0 }
     }

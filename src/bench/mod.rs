@@ -38,12 +38,17 @@ impl Default for BenchConfig {
 /// One measured point.
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
+    /// The sweep: `resolution`, `substeps`, `iterations`, `grid_distance`, `threads:NAME` or `preset:NAME`.
     pub series: String,
+    /// The swept quantity: grid size N, substeps, iterations, thread count, or the preset's number.
     pub x: f64,
+    /// Particles in the scene.
     pub particles: usize,
     /// Median over the runs of the mean wall time per frame, ms.
     pub median_ms: f64,
+    /// Fastest run's mean wall time per frame, ms.
     pub min_ms: f64,
+    /// Slowest run's mean wall time per frame, ms.
     pub max_ms: f64,
     /// Mean ms per frame of each stage, in the median run.
     pub stage_ms: BTreeMap<String, f64>,

@@ -25,6 +25,7 @@ pub struct DragState {
     pub held: Option<(Entity, u32)>,
     /// The camera-facing plane the particle moves in.
     pub plane_point: Vec3,
+    /// Normal of that plane (the camera's forward axis at the grab).
     pub plane_normal: Vec3,
     /// Smoothed velocity of the pointer's target, m/s.
     pub pointer_velocity: Vec3,
@@ -33,9 +34,13 @@ pub struct DragState {
 /// The pointer: ray origin, unit direction, the camera's forward axis, and the picking radius in radians.
 #[derive(Clone, Copy, Debug)]
 pub struct Pointer {
+    /// Origin of the cursor ray (the camera position), world space.
     pub origin: Vec3,
+    /// Unit direction of the cursor ray.
     pub dir: Vec3,
+    /// The camera's forward axis.
     pub forward: Vec3,
+    /// Picking radius as an angle about the ray, radians.
     pub pick_angle: f32,
 }
 

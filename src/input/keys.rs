@@ -13,6 +13,7 @@ pub const SHORTCUTS: [(&str, &str); 4] = [
     ("B", "throw a ball at the cursor"),
 ];
 
+/// Applies the shortcuts: Space pauses or resumes, `.` requests one step while paused, R reloads the active scene.
 pub fn shortcuts(
     keys: Res<ButtonInput<KeyCode>>,
     mut control: ResMut<SimControl>,

@@ -19,7 +19,9 @@ pub struct DrapeCamera;
 /// a press on the panel never grabs cloth and typing never triggers shortcuts.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UiCapture {
+    /// The user interface has the pointer.
     pub pointer: bool,
+    /// The user interface has the keyboard.
     pub keyboard: bool,
 }
 

@@ -106,7 +106,9 @@ pub fn add_collider_visuals(
 /// A small sphere drawn on a pinned vertex of a cloth.
 #[derive(Component, Clone, Copy, Debug)]
 pub struct PinMarker {
+    /// The cloth entity.
     pub cloth: Entity,
+    /// Index of the pinned vertex in that cloth.
     pub vertex: u32,
 }
 

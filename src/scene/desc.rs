@@ -15,10 +15,15 @@ use crate::validate;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SceneDesc {
+    /// Scene name; a preset without one takes its file's stem.
     pub name: String,
+    /// Solver parameters the scene starts with.
     pub params: SimParams,
+    /// The cloths, each spawned as one entity.
     pub cloths: Vec<ClothDesc>,
+    /// The colliders; the ground plane alone by default.
     pub colliders: Vec<ColliderDesc>,
+    /// Where the orbit camera starts.
     pub camera: CameraDesc,
     /// Balls thrown into the scene at given times (dynamic rigid spheres, §4.2), besides the user's throws.
     pub throws: Vec<ThrowDesc>,
@@ -48,22 +53,27 @@ impl Default for SceneDesc {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Placement {
+    /// Translation, metres.
     #[serde(deserialize_with = "validate::finite_vec")]
     pub translation: Vec3,
+    /// Rotation as XYZ Euler angles, degrees.
     #[serde(deserialize_with = "validate::finite_vec")]
     pub rotation_degrees: Vec3,
 }
 
 impl Placement {
+    /// A placement at `translation`, unrotated.
     pub fn at(translation: Vec3) -> Self {
         Self { translation, ..Default::default() }
     }
 
+    /// The rotation as a quaternion.
     pub fn rotation(&self) -> Quat {
         let r = self.rotation_degrees.to_array().map(f32::to_radians);
         Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2])
     }
 
+    /// The world position of the local point `local`: rotated, then translated.
     pub fn apply(&self, local: Vec3) -> Vec3 {
         self.rotation() * local + self.translation
     }
@@ -74,26 +84,34 @@ impl Placement {
 pub enum ClothShape {
     /// `cols`×`rows` quads of `width`×`depth` metres in the local XZ plane (horizontal until rotated).
     Grid {
+        /// Quads along the local X axis (u).
         #[serde(deserialize_with = "validate::grid_cells")]
         cols: u32,
+        /// Quads along the local Z axis (v).
         #[serde(deserialize_with = "validate::grid_cells")]
         rows: u32,
+        /// Extent along X, metres.
         #[serde(deserialize_with = "validate::length")]
         width: f32,
+        /// Extent along Z, metres.
         #[serde(deserialize_with = "validate::length")]
         depth: f32,
     },
     /// A triangle mesh from a Wavefront OBJ file, by its path in the asset folder (`meshes/NAME.obj`),
     /// scaled by `scale`.
     Obj {
+        /// Asset path of the OBJ file.
         file: String,
+        /// Factor the file's coordinates are multiplied by; 1 by default.
         #[serde(default = "one", deserialize_with = "validate::length")]
         scale: f32,
     },
     /// A closed sphere: an icosahedron subdivided `subdivisions` times (0–6; 10·4^s + 2 vertices) of radius
     /// `radius` metres, centred on the placement's origin.
     Icosphere {
+        /// Subdivision steps, clamped to 6.
         subdivisions: u32,
+        /// Radius, metres.
         #[serde(deserialize_with = "validate::length")]
         radius: f32,
     },
@@ -110,13 +128,31 @@ pub enum PinSelector {
     /// The four corners of a grid.
     Corners,
     /// The vertex whose (u, v) is nearest.
-    At { u: f32, v: f32 },
+    At {
+        /// Texture coordinate u, 0–1.
+        u: f32,
+        /// Texture coordinate v, 0–1.
+        v: f32,
+    },
     /// Every vertex of the row nearest to v.
-    Row { v: f32 },
+    Row {
+        /// Texture coordinate v of the row, 0–1.
+        v: f32,
+    },
     /// The vertices of the row nearest to v whose u lies in `from_u..=to_u`.
-    RowSpan { v: f32, from_u: f32, to_u: f32 },
+    RowSpan {
+        /// Texture coordinate v of the row, 0–1.
+        v: f32,
+        /// Smallest u taken.
+        from_u: f32,
+        /// Largest u taken.
+        to_u: f32,
+    },
     /// Every vertex of the column nearest to u.
-    Column { u: f32 },
+    Column {
+        /// Texture coordinate u of the column, 0–1.
+        u: f32,
+    },
     /// Vertices by index.
     Indices(Vec<u32>),
 }
@@ -125,14 +161,19 @@ pub enum PinSelector {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClothDesc {
+    /// Name of the cloth, given to its [`Cloth`](crate::sim::cloth::Cloth) component and used in errors.
     pub name: String,
+    /// The surface the cloth is built from.
     pub shape: ClothShape,
+    /// Where the shape is placed in the world.
     pub placement: Placement,
+    /// Vertices pinned (attached, §3.6); they move with `pin_motion`.
     pub pins: Vec<PinSelector>,
     /// How the pinned vertices move (a kinematic attachment, §3.6); `Fixed` for pins.
     pub pin_motion: Motion,
+    /// Stiffnesses, density and thickness.
     pub material: ClothMaterial,
-    /// Linear RGB colour of the cloth.
+    /// sRGB colour of the cloth.
     pub color: [f32; 3],
     /// A balloon (§4.4): the mesh must be closed; its volume is held at k_pressure · V0.
     pub balloon: bool,
@@ -148,13 +189,16 @@ pub struct ClothDesc {
 pub struct BodyGrip {
     /// The `name` of a collider with a `body`.
     pub body: String,
+    /// The vertices held.
     pub at: Vec<PinSelector>,
 }
 
 /// Vertices attached to a target moving with `motion` (§3.6), besides the cloth's pins.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grip {
+    /// The vertices held.
     pub at: Vec<PinSelector>,
+    /// How the target moves.
     pub motion: Motion,
 }
 
@@ -184,7 +228,9 @@ pub const CLOTH_RED: [f32; 3] = [0.85, 0.18, 0.14];
 pub struct ColliderDesc {
     /// A name cloths can refer to (`body_grips`); may be empty.
     pub name: String,
+    /// Shape in the collider's local frame.
     pub shape: ColliderShape,
+    /// Pose at t = 0.
     pub placement: Placement,
     /// How the collider moves (kinematic); `Static` by default. Ignored for a dynamic `body`.
     pub motion: ColliderMotion,
@@ -219,14 +265,19 @@ pub struct BodyDesc {
 /// A ball thrown into the scene at simulated time `time`: a dynamic sphere starting at `from` with `velocity`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThrowDesc {
+    /// Simulated time of the throw, seconds.
     #[serde(deserialize_with = "validate::finite")]
     pub time: f32,
+    /// Starting centre of the ball, metres.
     #[serde(deserialize_with = "validate::finite_vec")]
     pub from: Vec3,
+    /// Initial velocity, m/s.
     #[serde(deserialize_with = "validate::finite_vec")]
     pub velocity: Vec3,
+    /// Radius of the ball, metres.
     #[serde(deserialize_with = "validate::length")]
     pub radius: f32,
+    /// Mass of the ball, kg.
     #[serde(deserialize_with = "validate::length")]
     pub mass: f32,
 }
@@ -252,6 +303,7 @@ impl ColliderDesc {
         }
     }
 
+    /// A static sphere of `radius` metres centred at `center`.
     pub fn sphere(center: Vec3, radius: f32) -> Self {
         Self {
             shape: ColliderShape::Sphere { radius },

@@ -10,6 +10,7 @@ use super::spawn::{ActiveScene, SceneRequest, SceneStatus, apply_scene_request};
 /// Every preset file found in the presets folder, by name, in menu order.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct PresetLibrary {
+    /// Each preset's name and asset handle.
     pub entries: Vec<(String, Handle<ScenePreset>)>,
 }
 

@@ -12,8 +12,11 @@ use crate::sim::mesh::topology::{MAX_PARTICLES, TriangleMesh};
 #[derive(Debug, Error, Clone, PartialEq)]
 #[error("{file}:{line}: {reason}")]
 pub struct ObjError {
+    /// The file, as named to [`parse`].
     pub file: String,
+    /// Line of the error, counted from 1.
     pub line: usize,
+    /// What is wrong.
     pub reason: String,
 }
 

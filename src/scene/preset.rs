@@ -14,18 +14,38 @@ use super::desc::SceneDesc;
 /// Why a preset could not be read.
 #[derive(Debug, Error)]
 pub enum PresetError {
+    /// The RON text is malformed or does not describe a scene.
     #[error("{file}:{line}:{column}: {reason}")]
-    Parse { file: String, line: usize, column: usize, reason: String },
+    Parse {
+        /// The file, as named to [`parse`].
+        file: String,
+        /// Line of the error.
+        line: usize,
+        /// Column of the error.
+        column: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The file could not be read.
     #[error("{file}: {source}")]
     Io {
+        /// The file.
         file: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The scene could not be written as RON.
     #[error("cannot write the preset: {0}")]
     Write(String),
+    /// No preset file has that name.
     #[error("unknown preset '{name}'; known presets: {known}")]
-    Unknown { name: String, known: String },
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The known presets, comma-separated.
+        known: String,
+    },
 }
 
 /// A loaded preset file.

@@ -9,8 +9,11 @@ use crate::sim::cloth::ClothMaterial;
 
 /// The live state of one cloth: its name, material and the vertices pinned in place.
 pub struct LiveCloth {
+    /// The cloth's name, as in the scene description.
     pub name: String,
+    /// Its material as set now.
     pub material: ClothMaterial,
+    /// Indices of the vertices pinned now.
     pub pinned: Vec<u32>,
 }
 

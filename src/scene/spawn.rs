@@ -20,16 +20,44 @@ use crate::spawn::{ClothBuilder, select_vertices};
 /// Why a scene could not be built.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SceneError {
+    /// A cloth's mesh cannot become a cloth.
     #[error("cloth '{name}': {source}")]
-    Cloth { name: String, source: MeshError },
+    Cloth {
+        /// The cloth's name.
+        name: String,
+        /// What is wrong with the mesh.
+        source: MeshError,
+    },
+    /// A cloth's OBJ file cannot be read or parsed.
     #[error("cloth '{name}': {message}")]
-    MeshFile { name: String, message: String },
+    MeshFile {
+        /// The cloth's name.
+        name: String,
+        /// The file and what went wrong.
+        message: String,
+    },
+    /// A balloon's mesh is not closed (§4.4).
     #[error("cloth '{name}': a balloon needs a closed mesh, but {open_edges} edges border only one triangle")]
-    OpenBalloon { name: String, open_edges: usize },
+    OpenBalloon {
+        /// The cloth's name.
+        name: String,
+        /// Edges bordering only one triangle.
+        open_edges: usize,
+    },
+    /// A body grip names no collider with a body.
     #[error("cloth '{name}': body_grips names '{body}', but no collider with a body has that name")]
-    UnknownBody { name: String, body: String },
+    UnknownBody {
+        /// The cloth's name.
+        name: String,
+        /// The body name it gives.
+        body: String,
+    },
+    /// A collider with a `body` is neither a sphere, a box nor a capsule.
     #[error("collider '{name}': only a sphere, box or capsule can be a dynamic body")]
-    NotDynamic { name: String },
+    NotDynamic {
+        /// The collider's name.
+        name: String,
+    },
 }
 
 /// Every entity that belongs to the running scene; despawned when the scene is replaced.
@@ -39,6 +67,7 @@ pub struct SceneEntity;
 /// How an object of the scene is drawn: its sRGB colour.
 #[derive(Component, Clone, Copy, Debug)]
 pub struct Appearance {
+    /// sRGB colour.
     pub color: [f32; 3],
 }
 
@@ -54,7 +83,9 @@ pub struct SceneRequest(pub Option<SceneDesc>);
 /// message (such as where a preset was saved).
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SceneStatus {
+    /// The last scene or preset error, if any.
     pub error: Option<String>,
+    /// The last message, if any.
     pub message: Option<String>,
 }
 
@@ -77,14 +108,19 @@ impl Plugin for ScenePlugin {
 
 /// A scene built and ready to spawn.
 pub struct BuiltScene {
+    /// The cloths, in the description's order.
     pub cloths: Vec<BuiltCloth>,
+    /// The colliders, in the description's order (holds refer to them by index).
     pub colliders: Vec<BuiltCollider>,
 }
 
 /// A cloth ready to spawn.
 pub struct BuiltCloth {
+    /// The cloth's components.
     pub bundle: ClothBundle,
+    /// Its colour.
     pub appearance: Appearance,
+    /// Its volume constraint if it is a balloon (§4.4).
     pub balloon: Option<Balloon>,
     /// (vertex, index of the body in [`BuiltScene::colliders`], the vertex in the body's frame).
     pub holds: Vec<(u32, usize, Vec3)>,
@@ -92,9 +128,13 @@ pub struct BuiltCloth {
 
 /// A collider ready to spawn; dynamic if it has a body.
 pub struct BuiltCollider {
+    /// The collider component.
     pub collider: Collider,
+    /// Its pose at t = 0.
     pub transform: Transform,
+    /// Its colour.
     pub appearance: Appearance,
+    /// Its rigid body if it is dynamic (§4.2).
     pub body: Option<RigidBody>,
 }
 

@@ -20,12 +20,14 @@ const BALL_COLOR: [f32; 3] = [0.92, 0.75, 0.2];
 /// A ball thrown into the scene; `serial` orders throws (oldest first).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThrownBall {
+    /// Order of the throw; a larger serial is newer.
     pub serial: u64,
 }
 
 /// Throws waiting for the next fixed step: the user's, and which of the scene's scheduled ones have flown.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct ThrowQueue {
+    /// The user's throws, launched at the next fixed step.
     pub pending: Vec<ThrowDesc>,
     /// Set by the panel's button: throw a ball straight ahead from the camera.
     pub from_camera: bool,

@@ -55,10 +55,12 @@ impl Particles {
         }
     }
 
+    /// Number of particles.
     pub fn len(&self) -> usize {
         self.x.len()
     }
 
+    /// Whether there are no particles.
     pub fn is_empty(&self) -> bool {
         self.x.is_empty()
     }
@@ -70,6 +72,7 @@ impl Particles {
 /// makes two triangles share a vertex they did not share before: the colouring stays valid.
 #[derive(Component, Clone, Debug, Default)]
 pub struct ClothMesh {
+    /// Triangles as indices into [`Particles`], grouped by colour.
     pub triangles: Vec<[u32; 3]>,
     /// Texture coordinates per particle (for rendering), possibly empty.
     pub uvs: Vec<[f32; 2]>,
@@ -99,6 +102,7 @@ pub struct Attachments(pub Vec<Attachment>);
 /// particle has w = 0; on release its inverse mass is restored.
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Grabbed {
+    /// Index of the held particle.
     pub vertex: u32,
     /// Where the pointer holds the particle, world space.
     pub target: Vec3,
@@ -113,7 +117,9 @@ pub struct BodyAttachments(pub Vec<BodyAttachment>);
 /// One cloth vertex on one body point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyAttachment {
+    /// Index of the cloth vertex.
     pub vertex: u32,
+    /// The rigid body's entity.
     pub body: Entity,
     /// The point in the body's frame.
     pub local: Vec3,
@@ -129,7 +135,9 @@ pub struct Contacts(pub Vec<Contact>);
 /// [`SelfCollision::DETECTION_MARGIN`]·h; every substep projects the pairs found.
 #[derive(Component, Clone, Debug, Default)]
 pub struct SelfCollision {
+    /// The spatial hash and candidate search of the detection (§4.3).
     pub search: SelfContactSearch,
+    /// The vertex–triangle constraints found in this step.
     pub contacts: Vec<SelfContact>,
     /// Where the second and third group of `contacts` start ([`split_in_halves`](super::selfcollide::split_in_halves)).
     pub halves: [usize; 2],
@@ -207,7 +215,9 @@ impl ClothMaterial {
 /// of making it jump.
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct SolverStiffness {
+    /// k_stretch the solver uses now (§4.1).
     pub stretch: f32,
+    /// k_bend the solver uses now (§4.1).
     pub bend: f32,
 }
 
@@ -215,6 +225,7 @@ impl SolverStiffness {
     /// Time constant of the easing, seconds.
     pub const EASING: f32 = 0.6;
 
+    /// The material's stiffnesses, not eased.
     pub fn of(material: &ClothMaterial) -> Self {
         Self { stretch: material.stretch_stiffness, bend: material.bend_stiffness }
     }
@@ -236,7 +247,9 @@ impl SolverStiffness {
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, PreviousPose)]
 pub struct Collider {
+    /// Shape in the collider's local frame; the entity's `Transform` places it.
     pub shape: ColliderShape,
+    /// How the collider moves; `Static` for a collider that does not.
     pub motion: ColliderMotion,
     /// Pose at t = 0.
     pub start: Transform,
@@ -271,6 +284,7 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it.
 #[derive(Component, Clone, Debug, Default)]
 pub struct Cloth {
+    /// Name of the cloth (from its description).
     pub name: String,
     /// Vertices split by tearing so far (§5): each split opens the cloth along one vertex.
     pub tears: usize,
@@ -279,17 +293,29 @@ pub struct Cloth {
 /// Everything a cloth entity is made of, built from a triangle mesh in world space.
 #[derive(Bundle, Clone, Debug)]
 pub struct ClothBundle {
+    /// The marker and name.
     pub cloth: Cloth,
+    /// Particle state, lines (1)–(3).
     pub particles: Particles,
+    /// The surface triangles.
     pub mesh: ClothMesh,
+    /// Stretch constraints, one per edge (§4.1).
     pub stretch: StretchConstraints,
+    /// Bending constraints, one per pair of adjacent triangles (§4.1).
     pub bend: BendConstraints,
+    /// The order the constraints are projected in.
     pub plan: ProjectionPlan,
+    /// Vertices attached to static or kinematic targets (§3.6).
     pub attachments: Attachments,
+    /// Vertices attached to rigid bodies (§4.2).
     pub body_attachments: BodyAttachments,
+    /// Collision constraints of the current step (§3.4).
     pub contacts: Contacts,
+    /// Self-collision state (§4.3).
     pub self_collision: SelfCollision,
+    /// The cloth's material.
     pub material: ClothMaterial,
+    /// The stiffnesses the solver uses, easing toward the material's.
     pub stiffness: SolverStiffness,
 }
 

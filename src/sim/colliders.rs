@@ -56,7 +56,9 @@ impl ColliderMotion {
 /// contacts name their collider by index into it. Refilled in place every substep.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct CollisionWorld {
+    /// The colliders, each swept over the substep; contacts refer to them by index.
     pub colliders: Vec<swept::SweptCollider>,
+    /// The entity of each collider, in the same order.
     pub entities: Vec<Entity>,
     /// Scratch of the parallel contact search ([`contacts::generate_contacts`]).
     pub slices: SliceOutputs<contacts::SliceContacts>,

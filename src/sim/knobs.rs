@@ -1,4 +1,4 @@
-//! The knob tables: every tunable number of [`SimParams`] and [`ClothMaterial`] written once, with its name,
+//! The knob tables: every tunable number of [`SimParams`](super::SimParams) and [`ClothMaterial`](super::cloth::ClothMaterial) written once, with its name,
 //! unit, range, default, paper section and meaning.
 //!
 //! They drive the clamping ([`SimParams::sanitized`](super::SimParams::sanitized),

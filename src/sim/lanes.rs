@@ -23,6 +23,7 @@ pub const LANES: usize = 4;
 /// Work made of long chains of packed arithmetic, which [`with_avx2`] compiles twice. `run` must be
 /// `#[inline(always)]`, so that its whole body is compiled into each version.
 pub trait PackedWork {
+    /// Does the work.
     fn run(self);
 }
 
@@ -51,8 +52,11 @@ fn avx2(work: impl PackedWork) {
 /// Four 3-vectors, one per lane.
 #[derive(Clone, Copy, Debug)]
 pub struct Vec3x4 {
+    /// The x components, one per lane.
     pub x: Vec4,
+    /// The y components, one per lane.
     pub y: Vec4,
+    /// The z components, one per lane.
     pub z: Vec4,
 }
 

@@ -83,8 +83,11 @@ impl PbdStage {
 /// changes.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClothStepSystems {
+    /// Inputs, kinematic targets and gusts, before the substeps.
     BeforeStep,
+    /// The substeps ([`run_substeps`]).
     Step,
+    /// Topology changes: tearing (§5).
     AfterStep,
 }
 
@@ -114,6 +117,7 @@ pub struct SimClock {
 /// Pause and single-step requests.
 #[derive(Resource, Clone, Copy, Debug, Default)]
 pub struct SimControl {
+    /// Whether the simulation is paused.
     pub paused: bool,
     /// Steps to run while paused.
     pub step_requests: u32,

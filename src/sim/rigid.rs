@@ -56,6 +56,7 @@ impl RigidBody {
         })
     }
 
+    /// Mass M, kg.
     pub fn mass(&self) -> f32 {
         1.0 / self.inverse_mass
     }

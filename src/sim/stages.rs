@@ -326,6 +326,7 @@ pub struct Wind {
 }
 
 impl Wind {
+    /// No gust yet; gusts drawn from a generator seeded with `seed`.
     pub fn seeded(seed: u64) -> Self {
         Self { gust: Vec3::ZERO, rng: SmallRng::seed_from_u64(seed) }
     }

@@ -67,14 +67,17 @@ pub struct TearableCloth<'a> {
     pub mass: &'a mut Vec<f32>,
     /// Inverse masses w_i; 0 for pinned, attached or held vertices.
     pub w: &'a mut Vec<f32>,
+    /// Triangles, as indices into the per-vertex arrays.
     pub triangles: &'a mut Vec<[u32; 3]>,
     /// Texture coordinates, one per vertex, or empty (then left empty).
     pub uvs: &'a mut Vec<[f32; 2]>,
     /// Stretch constraints, one per unique mesh edge, stored `[lo, hi]`.
     pub edges: &'a mut Vec<[u32; 2]>,
+    /// Rest lengths l0, one per edge.
     pub rest_length: &'a mut Vec<f32>,
     /// Bending constraints `[p1, p2, p3, p4]`: the triangles sharing edge p1–p2 with opposite vertices p3, p4.
     pub quads: &'a mut Vec<[u32; 4]>,
+    /// Rest dihedral angles φ0, one per quad.
     pub rest_angle: &'a mut Vec<f32>,
     /// Rest distance |p3 − p4|.
     pub rest_distance: &'a mut Vec<f32>,
@@ -102,7 +105,9 @@ impl TearableCloth<'_> {
 /// `duplicate` (always the last vertex) took the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TearOutcome {
+    /// The vertex split; it keeps the triangles above the split plane.
     pub split_vertex: u32,
+    /// The appended duplicate (the last vertex); it takes the other triangles.
     pub duplicate: u32,
 }
 
@@ -110,6 +115,7 @@ pub struct TearOutcome {
 /// removes constraints).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Overstretched {
+    /// The edge's endpoints.
     pub vertices: [u32; 2],
     /// |p_a − p_b| / l0.
     pub ratio: f32,

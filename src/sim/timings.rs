@@ -55,10 +55,12 @@ impl StageTimings {
         self.current[stage as usize] += since.elapsed().as_secs_f64();
     }
 
+    /// Zeroes the in-step stage times at the start of a step.
     pub fn begin_step(&mut self) {
         self.current[..IN_STEP].fill(0.0);
     }
 
+    /// Ends the step: records its stage times and its wall time `total`.
     pub fn end_step(&mut self, total: Duration) {
         for i in 0..IN_STEP {
             self.last[i] = self.current[i];

@@ -55,6 +55,8 @@ pub struct SceneControls<'w> {
     throws: ResMut<'w, ThrowQueue>,
 }
 
+/// Draws the side panel (actions, scenes, solver, material, collisions, tearing, rigid bodies, environment)
+/// and the statistics window.
 #[allow(clippy::too_many_arguments)]
 pub fn side_panel(
     mut contexts: EguiContexts,

@@ -8,6 +8,7 @@ use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints
 #[derive(Resource, Clone, Copy, Debug, Default)]
 pub struct FrameRate(pub f32);
 
+/// Updates [`FrameRate`] from the last frame's duration (exponential average, weight 0.1).
 pub fn measure_frame_rate(time: Res<Time<Real>>, mut rate: ResMut<FrameRate>) {
     let dt = time.delta_secs();
     if dt > 0.0 {
@@ -19,14 +20,20 @@ pub fn measure_frame_rate(time: Res<Time<Real>>, mut rate: ResMut<FrameRate>) {
 /// Totals over every cloth of the scene.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SceneCounts {
+    /// Cloths.
     pub cloths: usize,
+    /// Particles.
     pub particles: usize,
+    /// Stretch and bending constraints.
     pub constraints: usize,
+    /// Collision constraints of the last step.
     pub contacts: usize,
+    /// Tears so far: vertex splits, as counted by [`Cloth::tears`](crate::sim::cloth::Cloth::tears).
     pub torn_edges: usize,
 }
 
 impl SceneCounts {
+    /// The totals of `cloths`: each cloth's particles, constraints, contacts and tear count.
     pub fn of<'a>(
         cloths: impl Iterator<Item = (&'a Particles, &'a StretchConstraints, &'a BendConstraints, &'a Contacts, usize)>,
     ) -> Self {

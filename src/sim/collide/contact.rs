@@ -9,9 +9,11 @@ use super::swept::SurfaceHit;
 /// attached to a rigid body (§4.2), C(p) = p − q = 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
+    /// Index of the cloth vertex.
     pub vertex: u32,
     /// Index of the collider in this substep's `CollisionWorld`.
     pub collider: u32,
+    /// Surface contact (inequality) or body attachment (equality).
     pub kind: ContactKind,
     /// Entry point q_c (continuous) or closest surface point q_s (static fallback), or the attachment point,
     /// at the end of the substep.

@@ -20,26 +20,32 @@ pub enum ColliderShape {
     Plane,
     /// A sphere about the origin.
     Sphere {
+        /// Radius, metres.
         #[serde(deserialize_with = "validate::length")]
         radius: f32,
     },
     /// A box about the origin with these half extents, metres.
     Box {
+        /// Half extents along the local axes, metres.
         #[serde(deserialize_with = "validate::extents")]
         half_extents: Vec3,
     },
     /// A capsule along the local Y axis: a segment of length 2 · `half_height` swept by `radius`.
     Capsule {
+        /// Radius, metres.
         #[serde(deserialize_with = "validate::length")]
         radius: f32,
+        /// Half the segment's length, metres.
         #[serde(deserialize_with = "validate::length")]
         half_height: f32,
     },
     /// A closed hollow cylinder (a barrel) along the local Y axis: the cloth lives inside, the wall and the caps
     /// keep it there.
     Barrel {
+        /// Radius of the inside, metres.
         #[serde(deserialize_with = "validate::length")]
         radius: f32,
+        /// Half the inside height, metres.
         #[serde(deserialize_with = "validate::length")]
         half_height: f32,
     },
@@ -68,21 +74,27 @@ impl From<bevy::math::primitives::Capsule3d> for ColliderShape {
 /// How a kinematic collider moves over simulated time t.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum ColliderMotion {
+    /// Does not move.
     #[default]
     Static,
     /// Back and forth along `axis`: offset = axis · amplitude · sin(2π · frequency · t).
     Oscillate {
+        /// Direction of the motion (normalised when used; zero stands still).
         #[serde(deserialize_with = "validate::finite_vec")]
         axis: Vec3,
+        /// Amplitude, metres.
         #[serde(deserialize_with = "validate::finite")]
         amplitude: f32,
+        /// Frequency, Hz.
         #[serde(deserialize_with = "validate::finite")]
         frequency: f32,
     },
     /// Spinning about its own centre around `axis` at `angular_speed` rad/s.
     Spin {
+        /// Axis of rotation (normalised when used; +Y if zero).
         #[serde(deserialize_with = "validate::finite_vec")]
         axis: Vec3,
+        /// Angular speed, rad/s.
         #[serde(deserialize_with = "validate::finite")]
         angular_speed: f32,
     },
@@ -90,10 +102,13 @@ pub enum ColliderMotion {
     /// constant speed, taking `duration` seconds; `looped` returns to the start and repeats, otherwise it stays
     /// at the last waypoint.
     Path {
+        /// The corners after the start, as offsets from it, metres.
         #[serde(deserialize_with = "validate::path")]
         waypoints: Vec<Vec3>,
+        /// Time for one pass, seconds.
         #[serde(deserialize_with = "validate::length")]
         duration: f32,
+        /// Whether the path returns to the start and repeats; `false` by default.
         #[serde(default)]
         looped: bool,
     },

@@ -8,31 +8,46 @@ use bevy::math::{Isometry3d, Quat, Vec2, Vec3};
 pub enum Shape {
     /// Half-space below the plane through `point` with unit `normal` pointing out of the solid.
     Plane {
+        /// A point on the plane.
         point: Vec3,
+        /// Unit normal, pointing out of the solid.
         normal: Vec3,
     },
+    /// A solid ball.
     Sphere {
+        /// Centre.
         center: Vec3,
+        /// Radius, metres.
         radius: f32,
     },
     /// An oriented box.
     Box {
+        /// Centre.
         center: Vec3,
+        /// Orientation of the box's axes.
         rotation: Quat,
+        /// Half extents along the box's own axes, metres.
         half_extents: Vec3,
     },
     /// The points within `radius` of the segment a–b.
     Capsule {
+        /// One end of the segment.
         a: Vec3,
+        /// The other end.
         b: Vec3,
+        /// Radius, metres.
         radius: f32,
     },
     /// A closed hollow cylinder, the cloth inside: the solid is everything outside the cylinder of `radius`
     /// about the axis through `center` along `rotation · Y`, capped at ±`half_height`.
     Barrel {
+        /// Centre.
         center: Vec3,
+        /// Orientation; the axis is `rotation · Y`.
         rotation: Quat,
+        /// Radius of the inside, metres.
         radius: f32,
+        /// Half the inside height, metres.
         half_height: f32,
     },
 }

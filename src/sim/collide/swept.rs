@@ -14,8 +14,11 @@ use super::shapes::Shape;
 /// end of the substep, and how far the collider's surface at that point moved during the substep.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceHit {
+    /// Entry point q_c, or closest surface point q_s, at the end of the substep (§3.4).
     pub point: Vec3,
+    /// Outward surface normal n at `point`.
     pub normal: Vec3,
+    /// How far the collider's surface at `point` moved during the substep, metres.
     pub surface_shift: Vec3,
 }
 
@@ -60,6 +63,7 @@ impl SweptCollider {
         Self::new(world, Isometry3d::IDENTITY, Isometry3d::IDENTITY, friction, restitution)
     }
 
+    /// Whether the collider moves during the substep.
     pub fn is_moving(&self) -> bool {
         self.sweep > 0.0
     }
@@ -112,6 +116,7 @@ impl SweptCollider {
 /// over the substep (tested before a moving collider's frame changes), one around the shape itself.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GrownShape {
+    /// The shape grown by the margin, in the collider's own frame.
     pub shape: Shape,
     bounds: Option<(Vec3, f32)>,
     swept: Option<(Vec3, f32)>,

@@ -6,18 +6,25 @@ use bevy::math::Vec3;
 
 /// Read positions p_i and inverse masses w_i, move positions.
 pub trait ParticleAccess {
+    /// Number of particles.
     fn len(&self) -> usize;
+    /// Whether there are no particles.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Predicted position p_i.
     fn p(&self, i: usize) -> Vec3;
+    /// Inverse mass w_i.
     fn w(&self, i: usize) -> f32;
+    /// Moves p_i by `delta`.
     fn shift(&mut self, i: usize, delta: Vec3);
 }
 
 /// Bounds-checked access to a cloth's predictions and inverse masses.
 pub struct Slices<'a> {
+    /// Predicted positions p_i.
     pub p: &'a mut [Vec3],
+    /// Inverse masses w_i.
     pub w: &'a [f32],
 }
 

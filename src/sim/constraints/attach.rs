@@ -12,11 +12,28 @@ pub enum Motion {
     #[default]
     Fixed,
     /// anchor + axis · amplitude · sin(2π · frequency · t).
-    Oscillate { axis: Vec3, amplitude: f32, frequency: f32 },
+    Oscillate {
+        /// Direction (normalised when used; zero stands still).
+        axis: Vec3,
+        /// Amplitude, metres.
+        amplitude: f32,
+        /// Frequency, Hz.
+        frequency: f32,
+    },
     /// The anchor rotated about the line through `center` along `axis` at `angular_speed` rad/s.
-    Rotate { center: Vec3, axis: Vec3, angular_speed: f32 },
+    Rotate {
+        /// A point on the axis, world space.
+        center: Vec3,
+        /// Axis direction (normalised when used; +Y if zero).
+        axis: Vec3,
+        /// Angular speed, rad/s.
+        angular_speed: f32,
+    },
     /// anchor + velocity · t.
-    Linear { velocity: Vec3 },
+    Linear {
+        /// Velocity, m/s.
+        velocity: Vec3,
+    },
 }
 
 impl Motion {
@@ -39,13 +56,16 @@ impl Motion {
 /// One attached vertex.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Attachment {
+    /// Index of the attached vertex.
     pub vertex: u32,
     /// World position of the target at t = 0.
     pub anchor: Vec3,
+    /// How the target moves from `anchor`.
     pub motion: Motion,
 }
 
 impl Attachment {
+    /// A pin: `vertex` held at `anchor`.
     pub fn pin(vertex: u32, anchor: Vec3) -> Self {
         Self { vertex, anchor, motion: Motion::Fixed }
     }

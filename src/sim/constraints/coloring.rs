@@ -19,7 +19,9 @@
 /// (grouped by colour, by lowest particle inside a colour), and colour c occupies positions `offsets[c]..offsets[c+1]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Coloring {
+    /// `order[k]` is the constraint placed at position k.
     pub order: Vec<u32>,
+    /// Colour c occupies positions `offsets[c]..offsets[c + 1]`.
     pub offsets: Vec<u32>,
 }
 

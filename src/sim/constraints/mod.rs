@@ -30,9 +30,13 @@ use super::selfcollide::{SelfContact, project_self_contacts_on};
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
 #[derive(Clone, Copy, Debug)]
 pub struct SolverSettings {
+    /// Solver iterations n_s, lines (9)–(11); at least 1.
     pub iterations: u32,
+    /// k' of k_stretch for `iterations` (§3.3).
     pub stretch_k: f32,
+    /// k' of k_bend for `iterations` (§3.3).
     pub bend_k: f32,
+    /// Which bending constraint is projected (§4.1).
     pub bending_model: BendingModel,
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
@@ -60,7 +64,9 @@ impl SolverSettings {
 /// The internal constraints of one cloth, and the order to project them in.
 #[derive(Clone, Copy)]
 pub struct ClothConstraints<'a> {
+    /// Stretch constraints (§4.1).
     pub stretch: &'a StretchConstraints,
+    /// Bending constraints (§4.1).
     pub bend: &'a BendConstraints,
     /// Must be [`ProjectionPlan::is_for`] `stretch` and `bend`; otherwise nothing is projected.
     pub plan: &'a ProjectionPlan,
@@ -71,6 +77,7 @@ pub struct ClothConstraints<'a> {
     /// Where the second and third group of `self_contacts` start (see
     /// [`split_in_halves`](crate::sim::selfcollide::split_in_halves)).
     pub self_contact_halves: [usize; 2],
+    /// The cloth thickness h in metres (§4.3).
     pub thickness: f32,
     /// The balloon's target volume k_pressure · V0 (§4.4), if the cloth is one.
     pub volume_target: Option<f32>,
@@ -94,7 +101,9 @@ impl<'a> ClothConstraints<'a> {
 
 /// Per-step buffers the projection writes: the contacts (friction bookkeeping) and the volume gradient.
 pub struct ProjectionScratch<'a> {
+    /// The collision constraints; the projection records what it did with each.
     pub contacts: &'a mut [Contact],
+    /// Scratch for the volume constraint's gradient ∇C (§4.4).
     pub volume_gradient: &'a mut Vec<Vec3>,
 }
 

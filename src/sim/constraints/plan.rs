@@ -33,8 +33,11 @@ pub enum Work {
 /// A slice of one phase's constraints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// Which constraints the chunk projects.
     pub work: Work,
+    /// Start of the range `start..end`: constraint indices for stretch and bending, groups for self contacts.
     pub start: u32,
+    /// End of the range, exclusive.
     pub end: u32,
 }
 
@@ -109,10 +112,12 @@ impl ProjectionPlan {
         self.stretch_colors == stretch.color_offsets() && self.bend_colors == bend.color_offsets()
     }
 
+    /// One iteration's chunks, in order.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
     }
 
+    /// For each chunk, the index of the first chunk of its phase.
     pub fn phase_start(&self) -> &[u32] {
         &self.phase_start
     }

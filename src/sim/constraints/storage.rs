@@ -30,10 +30,12 @@ impl StretchConstraints {
         Self { edges, rest_length, color_offsets: coloring.offsets, vertex_count }
     }
 
+    /// The edges `[p1, p2]`, grouped by colour.
     pub fn edges(&self) -> &[[u32; 2]] {
         &self.edges
     }
 
+    /// Rest lengths l0 in metres, one per edge.
     pub fn rest_length(&self) -> &[f32] {
         &self.rest_length
     }
@@ -43,14 +45,17 @@ impl StretchConstraints {
         self.vertex_count
     }
 
+    /// Colour c is `color_offsets()[c]..color_offsets()[c + 1]`.
     pub fn color_offsets(&self) -> &[u32] {
         &self.color_offsets
     }
 
+    /// Number of constraints.
     pub fn len(&self) -> usize {
         self.edges.len()
     }
 
+    /// Whether there are no constraints.
     pub fn is_empty(&self) -> bool {
         self.edges.is_empty()
     }
@@ -87,14 +92,17 @@ impl BendConstraints {
         Self { quads, rest_angle, rest_distance, color_offsets: coloring.offsets, vertex_count }
     }
 
+    /// The pairs `[p1, p2, p3, p4]` (shared edge p1–p2), grouped by colour.
     pub fn quads(&self) -> &[[u32; 4]] {
         &self.quads
     }
 
+    /// Rest dihedral angles φ0 in radians, one per pair.
     pub fn rest_angle(&self) -> &[f32] {
         &self.rest_angle
     }
 
+    /// Rest distances |p3 − p4| in metres, one per pair.
     pub fn rest_distance(&self) -> &[f32] {
         &self.rest_distance
     }
@@ -104,14 +112,17 @@ impl BendConstraints {
         self.vertex_count
     }
 
+    /// Colour c is `color_offsets()[c]..color_offsets()[c + 1]`.
     pub fn color_offsets(&self) -> &[u32] {
         &self.color_offsets
     }
 
+    /// Number of constraints.
     pub fn len(&self) -> usize {
         self.quads.len()
     }
 
+    /// Whether there are no constraints.
     pub fn is_empty(&self) -> bool {
         self.quads.is_empty()
     }

@@ -13,16 +13,29 @@ pub const MAX_PARTICLES: usize = 1_000_000;
 /// Why a triangle mesh cannot become a cloth.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum MeshError {
+    /// The mesh has no triangles.
     #[error("the mesh has no triangles")]
     Empty,
+    /// More particles than [`MAX_PARTICLES`] were requested (the count).
     #[error("{0} particles requested; the limit is {MAX_PARTICLES}")]
     TooLarge(usize),
+    /// A triangle refers to a vertex that does not exist.
     #[error("triangle {triangle} refers to vertex {index}, but there are only {count} vertices")]
-    IndexOutOfRange { triangle: usize, index: u32, count: usize },
+    IndexOutOfRange {
+        /// Index of the triangle.
+        triangle: usize,
+        /// The vertex index it gives.
+        index: u32,
+        /// Number of vertices.
+        count: usize,
+    },
+    /// A vertex position is not finite (the vertex).
     #[error("vertex {0} has a non-finite position")]
     NonFinite(usize),
+    /// An edge (its two vertices) is shared by more than two triangles (§4.1).
     #[error("edge ({0}, {1}) is shared by more than two triangles: the mesh is not a manifold (§4.1)")]
     NonManifold(u32, u32),
+    /// A vertex belongs to no triangle of non-zero area (the vertex).
     #[error("vertex {0} belongs to no triangle of non-zero area, so it would have no mass")]
     Massless(usize),
 }
@@ -103,8 +116,11 @@ pub fn lumped_masses(positions: &[Vec3], triangles: &[[u32; 3]], density: f32) -
 /// (one per position, or empty).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleMesh {
+    /// Vertex positions, metres.
     pub positions: Vec<Vec3>,
+    /// Triangles as indices into `positions`.
     pub triangles: Vec<[u32; 3]>,
+    /// Texture coordinates, one per position, or empty.
     pub uvs: Vec<[f32; 2]>,
 }
 

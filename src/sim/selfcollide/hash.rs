@@ -76,7 +76,9 @@ struct Entry {
 /// probe the same table cells).
 #[derive(Clone, Copy, Debug)]
 pub struct BoxQuery {
+    /// The level-0 grid cells of the box's min and max corners.
     pub cells: [IVec3; 2],
+    /// The caller's name for the query, passed back with each hit.
     pub id: u32,
     min: Vec4,
     max: Vec4,

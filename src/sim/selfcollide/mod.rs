@@ -110,7 +110,9 @@ pub use self::untangle::Untangler;
 /// A vertex–triangle self contact (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SelfContact {
+    /// Index of the vertex.
     pub vertex: u32,
+    /// Index of the triangle in the cloth's triangles.
     pub triangle: u32,
     /// +1 if the vertex started the step on the side the triangle's normal (p2 − p1)×(p3 − p1) points to
     /// (eq. (12)), −1 if it started below (eq. (13)).
