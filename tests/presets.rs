@@ -72,6 +72,20 @@ fn collider_coefficients_bodies_and_body_grips_are_checked() {
 }
 
 #[test]
+fn a_moving_plane_and_a_cloth_outside_a_barrel_are_refused() {
+    let spinning = "(colliders: [\n  (shape: Sphere(radius: 0.5)),\n  (name: \"floor\", shape: Plane, motion: Spin(axis: (0.0, 1.0, 0.0), angular_speed: 2.0)),\n])";
+    let message = preset::parse(spinning.as_bytes(), "spin.ron").err().unwrap().to_string();
+    assert!(message.starts_with("spin.ron:") && message.contains("collider 'floor': a plane is infinite"), "{message}");
+    // the same barrel as the shipped scene, the cloth 1 m beside it
+    let barrel = preset::load("barrel").unwrap();
+    assert!(build_scene(&barrel).is_ok());
+    let mut beside = barrel.clone();
+    beside.cloths[0].placement.translation.x += 1.0;
+    let message = build_scene(&beside).err().unwrap().to_string();
+    assert!(message.contains("'cloth'") && message.contains("outside barrel 'barrel'"), "{message}");
+}
+
+#[test]
 fn bend_vs_stretch_has_the_six_pieces_of_figure_3() {
     let desc = preset::load("bend_vs_stretch").unwrap();
     let pairs: Vec<(f32, f32)> =

@@ -22,6 +22,7 @@ pub struct SceneDesc {
     /// The cloths, each spawned as one entity.
     pub cloths: Vec<ClothDesc>,
     /// The colliders; the ground plane alone by default.
+    #[serde(deserialize_with = "checked_colliders")]
     pub colliders: Vec<ColliderDesc>,
     /// Where the orbit camera starts.
     pub camera: CameraDesc,
@@ -288,7 +289,33 @@ impl Default for ColliderDesc {
     }
 }
 
+/// The colliders of a file, each checked for a combination of fields that has no meaning
+/// ([`ColliderDesc::problem`]); the error names the collider.
+fn checked_colliders<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ColliderDesc>, D::Error> {
+    let colliders = Vec::<ColliderDesc>::deserialize(d)?;
+    for (k, collider) in colliders.iter().enumerate() {
+        if let Some(problem) = collider.problem() {
+            let name = if collider.name.is_empty() {
+                format!("collider {k}")
+            } else {
+                format!("collider '{}'", collider.name)
+            };
+            return Err(serde::de::Error::custom(format!("{name}: {problem}")));
+        }
+    }
+    Ok(colliders)
+}
+
 impl ColliderDesc {
+    /// Why this collider makes no sense, if it does not: an infinite plane cannot move, since a turning or
+    /// moving plane's far parts would sweep the cloth at any speed.
+    pub fn problem(&self) -> Option<String> {
+        let moves = self.motion != ColliderMotion::Static && self.body.is_none();
+        (matches!(self.shape, ColliderShape::Plane) && moves).then(|| {
+            "a plane is infinite and cannot move (its far parts would move at any speed): use a thin box".to_string()
+        })
+    }
+
     /// The ground plane y = 0.
     pub fn ground() -> Self {
         Self {

@@ -9,6 +9,7 @@ use super::desc::{ClothDesc, ClothShape, ColliderDesc, SceneDesc};
 use super::obj;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
 use crate::sim::cloth::{Collider, PreviousPose};
+use crate::sim::collide::ColliderShape;
 use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::mesh::icosphere;
 use crate::sim::mesh::topology::{self, MeshError};
@@ -57,6 +58,19 @@ pub enum SceneError {
     NotDynamic {
         /// The collider's name.
         name: String,
+    },
+    /// A cloth starts partly outside a barrel, which would push it in through its wall at once.
+    #[error(
+        "cloth '{cloth}': {outside} of its vertices start outside barrel '{barrel}' (a barrel holds cloth inside it; \
+         place the cloth within its radius and height)"
+    )]
+    OutsideBarrel {
+        /// The cloth's name.
+        cloth: String,
+        /// The barrel's name (or its index among the colliders when it has none).
+        barrel: String,
+        /// How many vertices start outside.
+        outside: usize,
     },
 }
 
@@ -160,6 +174,7 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
             let bundle = build_cloth(c)?;
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
             let holds = build_holds(c, &bundle, &desc.colliders, &colliders)?;
+            check_inside_barrels(c, &bundle, &desc.colliders, &colliders)?;
             Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color }, balloon, holds })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
@@ -185,6 +200,29 @@ fn build_holds(
         }
     }
     Ok(holds)
+}
+
+/// Refuses a cloth that starts with vertices outside a barrel: the barrel's contacts would pull them in through
+/// its wall in the first step.
+fn check_inside_barrels(
+    desc: &ClothDesc,
+    cloth: &ClothBundle,
+    descs: &[ColliderDesc],
+    built: &[BuiltCollider],
+) -> Result<(), SceneError> {
+    for (k, (collider_desc, collider)) in descs.iter().zip(built).enumerate() {
+        if !matches!(collider.collider.shape, ColliderShape::Barrel { .. }) {
+            continue;
+        }
+        let shape = collider.collider.shape.placed(&collider.transform);
+        let outside = cloth.particles.x.iter().filter(|x| shape.signed_distance(**x) < 0.0).count();
+        if outside > 0 {
+            let barrel =
+                if collider_desc.name.is_empty() { format!("collider {k}") } else { collider_desc.name.clone() };
+            return Err(SceneError::OutsideBarrel { cloth: desc.name.clone(), barrel, outside });
+        }
+    }
+    Ok(())
 }
 
 /// The cloth of `desc` in world space, pins attached (§3.6).
