@@ -147,6 +147,9 @@ pub struct SelfCollision {
     pub step_end: Vec<Vec3>,
     /// Releases the contacts that hold tangled cloth in its tangle.
     pub untangler: Untangler,
+    /// The thickness h the contacts of this step keep, metres: the material's, capped by the edge length
+    /// ([`self_collision_thickness`](super::selfcollide::self_collision_thickness)).
+    pub thickness: f32,
 }
 
 impl SelfCollision {

@@ -312,7 +312,8 @@ pub const THICKNESS: Knob = Knob {
     max: 0.1,
     default: 0.01,
     section: "§3.4, §4.3 eq. (12)",
-    doc: "Cloth thickness h: the gap kept to colliders and, with self-collision, between layers.",
+    doc: "Cloth thickness h: the gap kept to colliders and, with self-collision, between layers (there at most \
+          half the mean edge length).",
 };
 
 #[cfg(test)]

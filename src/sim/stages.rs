@@ -23,7 +23,7 @@ use super::constraints::{
 use super::parallel::solver_threads;
 use super::params::linearized;
 use super::rigid::RigidBody;
-use super::selfcollide::{find_self_contacts, split_in_halves};
+use super::selfcollide::{find_self_contacts, self_collision_thickness, split_in_halves};
 use super::wind::next_gust;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
@@ -114,7 +114,13 @@ pub fn move_bodies(
 /// bodies cloth hangs from (§4.2), and (§4.3) between each cloth's vertices and its own triangles.
 #[allow(clippy::type_complexity)]
 pub fn generate_collisions(
-    mut cloths: Query<(&Particles, &ClothMesh, &mut Contacts, &mut SelfCollision, &ClothMaterial, &BodyAttachments)>,
+    mut cloths: Query<(
+        (&Particles, &ClothMesh, &StretchConstraints),
+        &mut Contacts,
+        &mut SelfCollision,
+        &ClothMaterial,
+        &BodyAttachments,
+    )>,
     colliders: Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -123,7 +129,7 @@ pub fn generate_collisions(
 ) {
     let start = Instant::now();
     world.gather(colliders.iter(), &params);
-    for (particles, mesh, mut contacts, mut self_collision, material, held) in &mut cloths {
+    for ((particles, mesh, stretch), mut contacts, mut self_collision, material, held) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
         let search = (slices, params.parallel);
@@ -134,7 +140,8 @@ pub fn generate_collisions(
                 contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
             }
         }
-        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler } = &mut *self_collision;
+        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness } =
+            &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
             *halves = [0, 0];
@@ -142,7 +149,8 @@ pub fn generate_collisions(
             let step = clock.dt * params.substeps as f32;
             step_end.clear();
             step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
-            let band = material.thickness * SelfCollision::DETECTION_MARGIN;
+            *thickness = self_collision_thickness(material.thickness, stretch.rest_length());
+            let band = *thickness * SelfCollision::DETECTION_MARGIN;
             find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
             if params.untangle {
                 untangler.release(x, &mesh.triangles, contacts);
@@ -157,7 +165,7 @@ pub fn generate_collisions(
 type ProjectedCloth = (
     &'static mut Particles,
     (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
-    (&'static ClothMesh, &'static ClothMaterial, &'static SelfCollision, Option<&'static mut Balloon>),
+    (&'static ClothMesh, &'static SelfCollision, Option<&'static mut Balloon>),
     &'static mut Contacts,
     &'static SolverStiffness,
 );
@@ -166,13 +174,8 @@ type ProjectedCloth = (
 pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
     let threads = solver_threads(params.parallel);
-    for (
-        mut particles,
-        (stretch, bend, mut plan),
-        (mesh, material, self_collision, balloon),
-        mut contacts,
-        stiffness,
-    ) in &mut cloths
+    for (mut particles, (stretch, bend, mut plan), (mesh, self_collision, balloon), mut contacts, stiffness) in
+        &mut cloths
     {
         if !plan.is_for(stretch, bend) || plan.threads() != threads {
             *plan = ProjectionPlan::new(stretch, bend, threads);
@@ -191,7 +194,7 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
             triangles: &mesh.triangles,
             self_contacts: &self_collision.contacts,
             self_contact_halves: self_collision.halves,
-            thickness: material.thickness,
+            thickness: self_collision.thickness,
             volume_target,
             ..ClothConstraints::internal(stretch, bend, &plan)
         };

@@ -20,6 +20,7 @@ use crate::sim::constraints::attach::Motion;
 use crate::sim::knobs::{self, Knob, VectorKnob};
 use crate::sim::material::set_material;
 use crate::sim::params::BendingModel;
+use crate::sim::selfcollide::self_collision_thickness;
 use crate::sim::timings::StepRecord;
 use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
 
@@ -221,6 +222,17 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
         });
         knob(ui, &mut m.density, &knobs::DENSITY, true);
         knob(ui, &mut m.thickness, &knobs::THICKNESS, true);
+        if let Some(stretch) = cloths.iter().next().map(|c| c.3)
+            && p.self_collision
+        {
+            let kept = self_collision_thickness(m.thickness, stretch.rest_length());
+            if kept < m.thickness {
+                ui.label(format!("self-collision keeps {:.1} mm", kept * 1000.0)).on_hover_text(
+                    "Self-collision keeps at most half the cloth's mean edge length: a thicker band would make \
+                     every vertex touch its neighbours' triangles. Colliders keep the full thickness.",
+                );
+            }
+        }
         if m != before {
             for (mut particles, mut material, attachments, ..) in cloths.iter_mut() {
                 set_material(&mut particles, &mut material, &attachments.0, m);

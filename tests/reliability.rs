@@ -1,0 +1,35 @@
+//! Scenes that once exploded or hung, kept as tests: each asserts the physical facts that failed.
+
+use drape::headless;
+use drape::scene::preset;
+
+/// A 45 × 40 sheet 18 cm wide (4 mm edges) asked for a 4.5 cm thickness with self-collision, poked by a sphere.
+/// Its band covered a dozen neighbours of every vertex: the contacts fought the stretch constraints (edges at
+/// 9× their length, 12,000 edges through the cloth) and the search took over 150 ms a frame. Capped at half
+/// the mean edge, self-collision keeps it sound.
+#[test]
+fn a_thickness_far_above_the_edge_length_is_capped_for_self_collision() {
+    let scene = r#"(
+        name: "thick",
+        params: (self_collision: true),
+        cloths: [(
+            name: "c",
+            shape: Grid(cols: 45, rows: 40, width: 0.18, depth: 0.18),
+            placement: (translation: (0.0, 0.5, 0.0)),
+            pins: [Corners],
+            material: (thickness: 0.045, bend_stiffness: 0.0),
+        )],
+        colliders: [
+            (shape: Plane),
+            (
+                shape: Sphere(radius: 0.04),
+                placement: (translation: (0.0, 0.3, 0.0)),
+                motion: Oscillate(axis: (0.0, 1.0, 0.0), amplitude: 0.2, frequency: 0.5),
+            ),
+        ],
+    )"#;
+    let report = headless::run(preset::parse(scene.as_bytes(), "thick.ron").unwrap(), 120).unwrap();
+    assert!(report.finite);
+    assert_eq!(report.self_intersections, 0, "the sheet passed through itself");
+    assert!(report.max_stretch < 2.5, "edges stretched to {} times their length", report.max_stretch + 1.0);
+}
