@@ -112,19 +112,21 @@ pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) {
 /// substep on a large cloth, absurd forces), far above anything cloth does in normal use.
 pub const MAX_SPEED: f32 = 60.0;
 
-/// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i. Speeds are capped at [`MAX_SPEED`], and a prediction
-/// whose velocity is not finite (a NaN or infinite p_i) is discarded (the particle stays at x_i, at rest) so
-/// NaN can never spread.
-pub fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], dt: f32) {
+/// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i. Speeds are capped at [`MAX_SPEED`]: a free particle
+/// (w > 0) faster than that moves only MAX_SPEED · Δt toward p_i, so no projection can throw it further in one
+/// substep; an attached one (w = 0) still lands on its target. A prediction whose velocity is not finite (a NaN
+/// or infinite p_i) is discarded (the particle stays at x_i, at rest) so NaN can never spread.
+pub fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) {
     let inv_dt = 1.0 / dt;
     let max_squared = MAX_SPEED * MAX_SPEED;
-    for ((x, p), v) in x.iter_mut().zip(p).zip(v.iter_mut()) {
+    for (((x, p), v), w) in x.iter_mut().zip(p).zip(v.iter_mut()).zip(w) {
         let u = (*p - *x) * inv_dt;
         let speed_squared = u.length_squared();
         if speed_squared <= max_squared {
             (*v, *x) = (u, *p);
         } else if speed_squared.is_finite() {
-            (*v, *x) = (u * (MAX_SPEED / speed_squared.sqrt()), *p);
+            *v = u * (MAX_SPEED / speed_squared.sqrt());
+            *x = if *w > 0.0 { *x + *v * dt } else { *p };
         } else {
             *v = Vec3::ZERO;
         }
@@ -142,7 +144,7 @@ mod tests {
         for _ in 0..100 {
             apply_gravity(&mut v, &[1.0], g, dt);
             predict(&x, &v, &mut p, dt);
-            update_velocities(&mut x, &p, &mut v, dt);
+            update_velocities(&mut x, &p, &mut v, &[1.0], dt);
         }
         assert!((v[0].y + 10.0).abs() < 1e-3, "{}", v[0].y);
         // Σ_{k=1..100} k·g·dt² = 5050 · 10 · 1e-4
@@ -150,12 +152,15 @@ mod tests {
     }
 
     #[test]
-    fn velocity_update_caps_speed_and_discards_non_finite_predictions() {
-        let mut x = vec![Vec3::ZERO, Vec3::ONE];
-        let mut v = vec![Vec3::ZERO; 2];
-        update_velocities(&mut x, &[Vec3::new(100.0, 0.0, 0.0), Vec3::NAN], &mut v, 0.01);
+    fn velocity_update_caps_speed_and_travel_and_discards_non_finite_predictions() {
+        let mut x = vec![Vec3::ZERO, Vec3::ONE, Vec3::ZERO];
+        let mut v = vec![Vec3::ZERO; 3];
+        let far = Vec3::new(100.0, 0.0, 0.0);
+        update_velocities(&mut x, &[far, Vec3::NAN, far], &mut v, &[1.0, 1.0, 0.0], 0.01);
         assert!((v[0].length() - MAX_SPEED).abs() < 1e-3);
+        assert!((x[0].x - MAX_SPEED * 0.01).abs() < 1e-5, "a free particle moves at the capped speed");
         assert_eq!((x[1], v[1]), (Vec3::ONE, Vec3::ZERO));
+        assert_eq!(x[2], far, "an attached particle stays on its target");
     }
 
     #[test]

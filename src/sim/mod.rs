@@ -12,7 +12,7 @@
 //! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] in each collider's frame ([`collide::swept`], §3.4), body holds (§4.2), [`selfcollide::find_self_contacts`] (§4.3) |
 //! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A) |
 //! | (12)–(15) | [`PbdStage::UpdateVelocity`] | [`stages::update_velocity`] → [`integrate::update_velocities`] |
-//! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`]; [`stages::couple_bodies`] → [`rigid::RigidBody::apply_impulse`] with −m_i (Δp_i/Δt + Δv_i) (§4.2) |
+//! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`]; [`stages::couple_bodies`] → [`rigid::RigidBody::take_from_vertex`] with −m_i (Δp_i/Δt + Δv_i) (§4.2) |
 //!
 //! After each step [`stages::tear`] splits overstretched edges (§5, [`tearing`]).
 //!

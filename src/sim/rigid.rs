@@ -78,6 +78,25 @@ impl RigidBody {
         self.angular_velocity += self.inverse_inertia_times(pose.rotation, torque);
     }
 
+    /// §4.2's impulse back from a cloth vertex of mass `vertex_mass` that a contact or hold at `at` gave
+    /// momentum `given`: the body takes −`given`, but never more than its own effective mass along it could
+    /// take at the vertex's speed change. Explicit coupling overshoots otherwise: a vertex heavier than the body
+    /// at that point would send the body back faster than the vertex was pushed, growing each substep.
+    pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, vertex_mass: f32, at: Vec3) {
+        let Some(direction) = given.try_normalize() else {
+            return;
+        };
+        let body_mass = 1.0 / self.inverse_mass_along(pose, at, direction);
+        self.apply_impulse(pose, -given * (body_mass / vertex_mass).min(1.0), at);
+    }
+
+    /// Holds the body to a speed cap (drape's is the cloth's, `integrate::MAX_SPEED`): its centre no faster than
+    /// `max_speed`, and no point within `reach` of it turning faster than that about it.
+    pub fn cap_speed(&mut self, max_speed: f32, reach: f32) {
+        self.velocity = self.velocity.clamp_length_max(max_speed);
+        self.angular_velocity = self.angular_velocity.clamp_length_max(max_speed / reach.max(1e-3));
+    }
+
     /// Velocity of the body's material point at world point `at`.
     pub fn point_velocity(&self, pose: &Transform, at: Vec3) -> Vec3 {
         self.velocity + self.angular_velocity.cross(at - pose.translation)
@@ -205,6 +224,23 @@ mod tests {
         assert!((body.momentum() - Vec3::new(0.0, 0.0, 4.0)).length() < 1e-5);
         // r × j = (0.5, 0, 0) × (0, 0, 4) = (0, −2, 0); I = 2·(0.5)/3 = 1/3
         assert!((body.angular_velocity - Vec3::new(0.0, -6.0, 0.0)).length() < 1e-4, "{}", body.angular_velocity);
+    }
+
+    #[test]
+    fn a_vertex_heavier_than_the_body_cannot_throw_it_back_faster() {
+        let (mut light, pose) =
+            (RigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 0.5).unwrap(), Transform::IDENTITY);
+        // a 2 kg vertex pushed at 1 m/s gives the 0.5 kg ball at its centre at most that 1 m/s back
+        light.take_from_vertex(&pose, Vec3::new(2.0, 0.0, 0.0), 2.0, Vec3::ZERO);
+        assert!((light.velocity - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-5, "{}", light.velocity);
+        let mut heavy = RigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 50.0).unwrap();
+        heavy.take_from_vertex(&pose, Vec3::new(2.0, 0.0, 0.0), 2.0, Vec3::ZERO);
+        assert!((heavy.momentum() - Vec3::new(-2.0, 0.0, 0.0)).length() < 1e-4, "momentum is conserved");
+        heavy.velocity = Vec3::new(0.0, -500.0, 0.0);
+        heavy.angular_velocity = Vec3::splat(1e4);
+        heavy.cap_speed(60.0, 0.1);
+        assert!(heavy.point_velocity(&pose, Vec3::new(0.1, 0.0, 0.0)).length() <= 120.0 + 1e-3);
+        assert!((heavy.velocity.length() - 60.0).abs() < 1e-3);
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub fn move_bodies(
     let rest_speed = resting_speed(&params, clock.dt);
     for (collider, mut body, mut pose, mut previous) in &mut bodies {
         previous.0 = *pose;
+        body.cap_speed(integrate::MAX_SPEED, collider.shape.placed(&Transform::IDENTITY).reach());
         body.integrate(&mut pose, clock.dt);
         for (plane, at) in &fixed {
             if plane.shape == ColliderShape::Plane && plane.motion == ColliderMotion::Static {
@@ -208,8 +209,8 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
 pub fn update_velocity(mut cloths: Query<&mut Particles>, clock: Res<SimClock>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
     for mut particles in &mut cloths {
-        let Particles { x, p, v, .. } = &mut *particles;
-        integrate::update_velocities(x, p, v, clock.dt);
+        let Particles { x, p, v, w, .. } = &mut *particles;
+        integrate::update_velocities(x, p, v, w, clock.dt);
     }
     timings.add(PbdStage::UpdateVelocity, start);
 }
@@ -256,7 +257,7 @@ pub fn couple_bodies(
                 continue;
             };
             if let Ok((mut body, pose)) = bodies.get_mut(entity) {
-                body.apply_impulse(pose, -c.momentum_given(mass, clock.dt), c.point);
+                body.take_from_vertex(pose, c.momentum_given(mass, clock.dt), mass, c.point);
             }
         }
     }

@@ -272,7 +272,7 @@ mod tests {
                 &mut contacts,
             );
             project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
-            crate::sim::integrate::update_velocities(&mut x, &p, &mut v, dt);
+            crate::sim::integrate::update_velocities(&mut x, &p, &mut v, &[1.0], dt);
         }
         x[0].length()
     }

@@ -198,6 +198,9 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
                     volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
+                    // the volume comes last and pushes every vertex: the contacts again, so no vertex ends the
+                    // iteration pressed into a collider by the balloon
+                    project_contacts(&mut view, x, scratch.contacts);
                 }
             }
         }

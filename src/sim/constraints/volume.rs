@@ -38,6 +38,9 @@ pub fn enclosed_volume(p: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
     (six_volume / 6.0) as f32
 }
 
+/// Longest move of one volume projection, as a fraction of the cube root of the target volume.
+pub const MAX_STEP: f32 = 0.1;
+
 /// One projection of the balloon constraint C = V(p) − `target_volume` (eq. 14) onto the positions `p`.
 ///
 /// `target_volume` is k_pressure · V0: the paper's overpressure factor k_pressure is folded into the target by
@@ -47,7 +50,8 @@ pub fn enclosed_volume(p: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
 ///
 /// `gradient` is caller-owned scratch: it is resized to `p.len()` and holds ∇_i C afterwards, so a warm
 /// buffer is reused without allocating. `w` should have one inverse mass per position (vertices past its end
-/// do not move). The projection is skipped, leaving `p` unchanged, when Σ w |∇C|² vanishes (a collapsed mesh
+/// do not move). No vertex moves further than [`MAX_STEP`] · ∛target in one projection: the whole correction is
+/// scaled down when one would. The projection is skipped, leaving `p` unchanged, when Σ w |∇C|² vanishes (a collapsed mesh
 /// or every vertex pinned) or when C, the denominator or the scale factor are not finite.
 ///
 /// # Panics
@@ -81,9 +85,16 @@ pub fn project_volume(
     if !constraint.is_finite() || !denominator.is_finite() || denominator <= f32::MIN_POSITIVE {
         return;
     }
-    let scale = k * constraint / denominator;
+    let mut scale = k * constraint / denominator;
     if !scale.is_finite() {
         return;
+    }
+    // a crumpled balloon has tiny gradients and a huge s: no vertex moves further than a tenth of the target's
+    // size in one projection (the direction of every correction kept), so one step cannot throw it away
+    let largest = gradient.iter().zip(w).map(|(g, &wi)| wi * g.length()).fold(0.0, f32::max) * scale.abs();
+    let limit = MAX_STEP * target_volume.abs().cbrt();
+    if largest > limit {
+        scale *= limit / largest;
     }
     for ((pi, g), &wi) in p.iter_mut().zip(gradient.iter()).zip(w) {
         *pi -= *g * (scale * wi);
@@ -202,6 +213,18 @@ mod tests {
         let error = (enclosed_volume(&p, &t) - target).abs();
         assert!(error < 1e-3 * target, "volume error {error} (started at {start}) for target {target}");
         assert!(p.iter().all(|q| q.is_finite()));
+    }
+
+    #[test]
+    fn a_crumpled_balloon_is_not_thrown_apart_in_one_projection() {
+        let (mut p, t) = sphere(2, 1.0, Vec3::ZERO);
+        for q in &mut p {
+            q.y *= 1e-4; // flattened to a disc: a volume near zero, tiny gradients
+        }
+        let (before, w, target) = (p.clone(), vec![1.0; p.len()], 4.0 * 1.9);
+        project_volume(&mut p, &w, &t, target, 1.0, &mut Vec::new());
+        let furthest = before.iter().zip(&p).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
+        assert!(furthest > 0.0 && furthest <= MAX_STEP * target.cbrt() * 1.0001, "moved {furthest}");
     }
 
     #[test]
