@@ -35,7 +35,7 @@
 //! | [`input`] | (feature `picking`) grabbing, flinging and pinning with the mouse: [`input::ClothPickingPlugin`] |
 //! | [`scene`] | plain-data scene descriptions (RON presets) and spawning them as entities |
 //! | [`headless`] | the same schedule with no window: the JSON report used by tests and scripts |
-//! | `render`, `ui`, `window`, `bench` | (feature `app`) the desktop demo: visuals, egui panel, window, benchmark |
+//! | `render`, `ui`, `window`, `bench`, `soak` | (feature `app`) the desktop demo: visuals, egui panel, window, benchmark, random-scene soak |
 //!
 //! Cargo features: `picking` (the mouse plugin; needs Bevy's window and camera), `render` (a window and the PBR
 //! renderer, for the examples), `app` (the demo: egui, orbit camera, plots, command line; the default). With
@@ -58,6 +58,8 @@ pub mod validate;
 pub mod bench;
 #[cfg(feature = "app")]
 pub mod render;
+#[cfg(feature = "app")]
+pub mod soak;
 #[cfg(feature = "app")]
 pub mod ui;
 #[cfg(feature = "app")]

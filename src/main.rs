@@ -66,6 +66,31 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         frames: u32,
     },
+    /// Run random scenes drawn from the whole preset format, check invariants after every step, print a JSON
+    /// summary and write every failing scene as a .ron preset into --out.
+    Soak {
+        /// Scenes to draw and run.
+        #[arg(long, default_value_t = 100)]
+        scenes: u32,
+        /// Fixed steps per scene.
+        #[arg(long, default_value_t = 240)]
+        frames: u32,
+        /// Seed of the run: the same seed draws the same scenes.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Folder for failing scenes.
+        #[arg(long, default_value = "soak-failures")]
+        out: PathBuf,
+        /// Threads (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Skip the per-step cost check.
+        #[arg(long)]
+        no_cost_check: bool,
+        /// Fail on any broken invariant, not only on panics, non-finite positions and moves beyond the speed cap.
+        #[arg(long)]
+        strict: bool,
+    },
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
@@ -120,6 +145,18 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+        Some(Command::Soak { scenes, frames, seed, out, threads, no_cost_check, strict }) => {
+            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let cost = (!no_cost_check).then(drape::soak::CostModel::calibrate);
+            let config = drape::soak::SoakConfig { scenes, frames, seed, threads, out: Some(out), cost };
+            let summary = drape::soak::run(&config);
+            match serde_json::to_string_pretty(&summary) {
+                Ok(json) => println!("{json}"),
+                Err(e) => eprintln!("drape: {e}"),
+            }
+            let failed = if strict { summary.failed } else { summary.failed_guaranteed };
+            if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
         }
         None => {
             let desc = match load(&cli.preset) {

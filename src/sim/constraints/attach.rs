@@ -51,6 +51,21 @@ impl Motion {
             Motion::Linear { velocity } => anchor + velocity * t,
         }
     }
+
+    /// The fastest a point anchored at `anchor` ever moves, m/s.
+    pub fn max_speed(&self, anchor: Vec3) -> f32 {
+        match *self {
+            Motion::Fixed => 0.0,
+            Motion::Oscillate { axis, amplitude, frequency } => {
+                axis.normalize_or_zero().length() * (std::f32::consts::TAU * frequency * amplitude).abs()
+            }
+            Motion::Rotate { center, axis, angular_speed } => {
+                let arm = anchor - center;
+                (arm - arm.project_onto(axis.normalize_or(Vec3::Y))).length() * angular_speed.abs()
+            }
+            Motion::Linear { velocity } => velocity.length(),
+        }
+    }
 }
 
 /// One attached vertex.
@@ -90,6 +105,24 @@ mod tests {
         let t = m.target(Vec3::new(1.5, 0.3, 0.0), 0.7);
         assert!((Vec3::new(t.x, 0.0, t.z).length() - 1.5).abs() < 1e-5);
         assert!((t.y - 0.3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn max_speed_bounds_every_motion() {
+        let anchor = Vec3::new(0.5, 1.0, -0.25);
+        let motions = [
+            Motion::Oscillate { axis: Vec3::new(1.0, 1.0, 0.0), amplitude: 0.3, frequency: 1.5 },
+            Motion::Rotate { center: Vec3::Y, axis: Vec3::new(0.0, 2.0, 1.0), angular_speed: -3.0 },
+            Motion::Linear { velocity: Vec3::new(0.0, 2.0, 1.0) },
+        ];
+        for m in motions {
+            let dt = 1e-4;
+            let fastest = (0..20_000)
+                .map(|k| m.target(anchor, (k + 1) as f32 * dt).distance(m.target(anchor, k as f32 * dt)) / dt)
+                .fold(0.0, f32::max);
+            assert!((fastest - m.max_speed(anchor)).abs() < 1e-2 * m.max_speed(anchor), "{m:?}: {fastest}");
+        }
+        assert_eq!(Motion::Fixed.max_speed(anchor), 0.0);
     }
 
     #[test]
