@@ -22,6 +22,7 @@ pub mod cloth;
 pub mod collide;
 pub mod colliders;
 pub mod constraints;
+pub mod crew;
 pub mod damping;
 pub mod integrate;
 pub mod knobs;

@@ -5,7 +5,7 @@
 //! *phase* (colour) touch disjoint particles and may run at once; a chunk starts only when every chunk of the
 //! earlier phases is finished.
 //!
-//! One task-pool scope per stage call, not one per colour: the participating threads claim the open phase's
+//! One hand-over to the helper threads per stage call, not one per colour: the participating threads claim the open phase's
 //! chunks from one atomic word (the calling thread from the front, the others from the back) and the thread
 //! that finishes a phase's last chunk opens the next phase. Waiting only ever happens while every chunk of the
 //! open phase is claimed by a running thread, so the scheme cannot deadlock whatever number of pool threads
@@ -13,10 +13,9 @@
 //! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
 //! the single-threaded switch.
 //!
-//! A pool thread that finds no task parks, and waking it delays the scope while the caller works alone. Each
-//! scope therefore leaves the pool's threads a `keep_warm` task that spins until the next scope opens (the
-//! stages of a substep follow each other closely), for at most `KEEP_WARM`; docs/performance.md has the
-//! measurements.
+//! The helpers are drape's own persistent threads ([`Crew`](super::crew::Crew)), as many as the compute task
+//! pool has: handing them a stage allocates nothing, and they spin for a moment between stages instead of
+//! waking from sleep; docs/performance.md has the measurements.
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -24,8 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
 
-/// Spins before a waiting thread starts yielding its time slice.
-const SPINS_BEFORE_YIELD: u32 = 256;
+use super::crew::{Crew, back_off};
 
 /// Runs `rounds` repetitions of chunks `0..phase_start.len()`, calling `work(chunk)`. `phase_start[j]` is the
 /// index of the first chunk of chunk j's phase (non-decreasing, `phase_start[j] <= j`). With `parallel` the
@@ -81,50 +79,7 @@ pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl F
             }
         }
     };
-    let generation = OPENED.fetch_add(1, Ordering::AcqRel) + 1;
-    pool.scope(|scope| {
-        for _ in 0..pool.thread_num() {
-            scope.spawn(async { drain(true) });
-        }
-        drain(false);
-        keep_warm(pool, generation);
-    });
-}
-
-/// Pool scopes opened by [`run_phased`] so far.
-static OPENED: AtomicU64 = AtomicU64::new(0);
-/// How long a pool thread stays awake for the next scope after finishing its part of one.
-const KEEP_WARM: std::time::Duration = std::time::Duration::from_micros(50);
-
-/// Queues one task per pool thread that keeps it spinning, after it has finished its part of scope `generation`, until
-/// the next scope opens or [`KEEP_WARM`] has passed: a thread asleep between two stage calls wakes late, while
-/// the caller works alone. The task gives up at once if the scope's caller runs it (while it waits for the
-/// scope's tasks) or if a newer scope has already opened (it must not hold up that scope's tasks).
-fn keep_warm(pool: &ComputeTaskPool, generation: u64) {
-    let caller = std::thread::current().id();
-    for _ in 0..pool.thread_num() {
-        let task = pool.spawn(async move {
-            if std::thread::current().id() == caller {
-                return;
-            }
-            let start = std::time::Instant::now();
-            while OPENED.load(Ordering::Acquire) == generation && start.elapsed() < KEEP_WARM {
-                std::hint::spin_loop();
-            }
-        });
-        task.detach();
-    }
-}
-
-/// One step of waiting: spins first, then yields the time slice.
-#[inline]
-fn back_off(spins: &mut u32) {
-    if *spins < SPINS_BEFORE_YIELD {
-        *spins += 1;
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
+    Crew::get(pool.thread_num()).run(|| drain(false), &|| drain(true));
 }
 
 /// `start..end` cut into at most `pieces` chunks of at least `min_chunk` items (one if the range is shorter),
