@@ -5,6 +5,7 @@
 
 pub mod generate;
 pub mod invariants;
+pub mod watch;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -19,12 +20,8 @@ use crate::headless::headless_app;
 use crate::scene::desc::SceneDesc;
 use crate::scene::preset;
 use crate::scene::spawn::SceneStatus;
-use crate::sim::cloth::{Attachments, BodyAttachments, Cloth, ClothMaterial, Collider, Particles, StretchConstraints};
-use crate::sim::collide::shapes::Shape;
-use crate::sim::integrate::MAX_SPEED;
-use crate::sim::rigid::RigidBody;
-use crate::sim::{SimParams, metrics};
 use invariants::Violation;
+use watch::StepWatch;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -296,28 +293,15 @@ fn write_failure(dir: &Path, file: &str, text: &str, violations: &[Violation]) -
 /// count, short enough that a few slow steps of pathological collision work do.
 const COST_WINDOW: u32 = 10;
 
-/// At most this many violations of one invariant are kept per scene.
-const KEPT_PER_INVARIANT: usize = 3;
-
-fn record(outcome: &mut SceneOutcome, v: Violation) {
-    if outcome.violations.iter().filter(|o| o.invariant == v.invariant).count() < KEPT_PER_INVARIANT {
-        outcome.violations.push(v);
-    }
-}
-
 /// Runs `desc` for the configured frames, checking the invariants after every fixed step.
 fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
-    let params = desc.params.sanitized();
-    let dt = 1.0 / params.rate_hz;
     let mut app = headless_app(desc.clone());
     if let Some(e) = &app.world().resource::<SceneStatus>().error {
         outcome.refused = Some(e.clone());
         return;
     }
-    let world = app.world_mut();
-    let mut before: Vec<(Entity, Vec<Vec3>)> =
-        world.query::<(Entity, &Particles)>().iter(world).map(|(e, p)| (e, p.x.clone())).collect();
-    outcome.particles = before.iter().map(|(_, x)| x.len()).sum();
+    let mut step_watch = StepWatch::new(app.world_mut());
+    outcome.particles = step_watch.particles();
     let allowed_ms = config.cost.map(|m| m.allowed_ms(work_per_step(&desc, outcome.particles)));
     let (mut total_ms, mut window_ms) = (0.0, 0.0);
     for frame in 1..=config.frames {
@@ -333,77 +317,13 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
             {
                 let detail =
                     format!("{mean:.1} ms per step over {COST_WINDOW} steps; the model allows {allowed:.1} ms");
-                record(outcome, Violation { invariant: "cost", frame, detail });
+                step_watch.record(Violation { invariant: "cost", frame, detail });
             }
         }
-        check_step(app.world_mut(), &params, dt, frame, &mut before, outcome);
+        step_watch.after_step(app.world_mut(), frame);
     }
     outcome.ms_per_step = total_ms / config.frames.max(1) as f64;
-}
-
-/// The invariants after one fixed step; `before` holds each cloth's positions of the step before and is updated.
-fn check_step(
-    world: &mut World,
-    params: &SimParams,
-    dt: f32,
-    frame: u32,
-    before: &mut [(Entity, Vec<Vec3>)],
-    outcome: &mut SceneOutcome,
-) {
-    let shapes: Vec<Shape> =
-        world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
-    let body_speed = world
-        .query::<(&RigidBody, &Collider)>()
-        .iter(world)
-        .map(|(b, c)| b.velocity.length() + b.angular_velocity.length() * c.shape.placed(&Transform::IDENTITY).reach())
-        .fold(0.0, f32::max);
-    let anything_moves = body_speed > 0.0
-        || world.query::<&Collider>().iter(world).any(|c| c.motion != crate::sim::collide::ColliderMotion::Static);
-    let mut cloths =
-        world
-            .query::<(&Particles, &StretchConstraints, &ClothMaterial, &Attachments, Option<&BodyAttachments>, &Cloth)>(
-            );
-    for (entity, previous) in before.iter_mut() {
-        let Ok((particles, stretch, material, attachments, holds, cloth)) = cloths.get(world, *entity) else {
-            continue;
-        };
-        let name = &cloth.name;
-        if !metrics::all_finite(&particles.x) {
-            let detail = format!("{name}: a position is not finite");
-            record(outcome, Violation { invariant: "finite", frame, detail });
-        }
-        let pin_speed = attachments.0.iter().map(|a| a.motion.max_speed(a.anchor)).fold(0.0, f32::max);
-        let carrier = MAX_SPEED.max(pin_speed).max(body_speed);
-        let allowed = carrier * dt * 1.001 + 1e-4;
-        if let Some((i, moved)) = invariants::furthest_move(previous, &particles.x) {
-            outcome.worst_move_ratio = outcome.worst_move_ratio.max(moved / allowed);
-            if moved > allowed {
-                let detail = format!("{name}: vertex {i} moved {moved:.3} m in one step; at most {allowed:.3} m");
-                record(outcome, Violation { invariant: "speed", frame, detail });
-            }
-        }
-        let thickness = material.thickness;
-        let held_still =
-            attachments.0.iter().all(|a| a.motion.max_speed(a.anchor) == 0.0) && holds.is_none_or(|h| h.0.is_empty());
-        let pinned = !attachments.0.is_empty();
-        if held_still
-            && !(pinned && anything_moves)
-            && let Some((i, depth)) = invariants::deepest_unsqueezed(&particles.x, &particles.w, &shapes, thickness)
-            && depth > thickness + 1e-3
-        {
-            let detail = format!("{name}: vertex {i} is {:.1} mm inside a collider", depth * 1e3);
-            record(outcome, Violation { invariant: "penetration", frame, detail });
-        }
-        if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still {
-            let margin = 3.0 * thickness + 0.02;
-            let s =
-                invariants::stretch_away_from(&particles.x, stretch.edges(), stretch.rest_length(), &shapes, margin);
-            outcome.max_stiff_stretch = outcome.max_stiff_stretch.max(s);
-            if s > invariants::STRETCH_BOUND {
-                let detail = format!("{name}: an edge is at {:.2}× its rest length", s + 1.0);
-                record(outcome, Violation { invariant: "stretch", frame, detail });
-            }
-        }
-        previous.clone_from(&particles.x);
-    }
+    outcome.max_stiff_stretch = step_watch.max_stiff_stretch;
+    outcome.worst_move_ratio = step_watch.worst_move_ratio;
+    outcome.violations.append(&mut step_watch.violations);
 }

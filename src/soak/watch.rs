@@ -1,0 +1,155 @@
+//! The invariants of [`invariants`](super::invariants) checked on a running world after every fixed step: what
+//! `drape soak` and the live-abuse test watch.
+
+use bevy::prelude::*;
+
+use super::invariants::{self, Violation};
+use crate::sim::cloth::{
+    Attachments, BodyAttachments, Cloth, ClothMaterial, Collider, Grabbed, Particles, StretchConstraints,
+};
+use crate::sim::collide::ColliderMotion;
+use crate::sim::collide::shapes::Shape;
+use crate::sim::integrate::MAX_SPEED;
+use crate::sim::rigid::RigidBody;
+use crate::sim::{SimClock, SimParams, metrics};
+
+/// At most this many violations of one invariant are kept.
+const KEPT_PER_INVARIANT: usize = 3;
+
+/// Each cloth's positions after the last step, the grab targets, and what was seen so far.
+pub struct StepWatch {
+    before: Vec<(Entity, Vec<Vec3>)>,
+    grabs: Vec<(Entity, Vec3)>,
+    time: f32,
+    /// Broken invariants, at most [`KEPT_PER_INVARIANT`] of each.
+    pub violations: Vec<Violation>,
+    /// Largest stretch of a stiff, held-still, untorn cloth away from colliders.
+    pub max_stiff_stretch: f32,
+    /// Largest one-step move over the bound on it (≤ 1 holds).
+    pub worst_move_ratio: f32,
+}
+
+impl StepWatch {
+    /// Starts watching the world's cloths as they are now.
+    pub fn new(world: &mut World) -> Self {
+        let mut watch = Self {
+            before: Vec::new(),
+            grabs: Vec::new(),
+            time: 0.0,
+            violations: Vec::new(),
+            max_stiff_stretch: 0.0,
+            worst_move_ratio: 0.0,
+        };
+        watch.remember(world);
+        watch
+    }
+
+    /// Particles of every watched cloth.
+    pub fn particles(&self) -> usize {
+        self.before.iter().map(|(_, x)| x.len()).sum()
+    }
+
+    /// Keeps `v` unless [`KEPT_PER_INVARIANT`] of its kind are kept already.
+    pub fn record(&mut self, v: Violation) {
+        if self.violations.iter().filter(|o| o.invariant == v.invariant).count() < KEPT_PER_INVARIANT {
+            self.violations.push(v);
+        }
+    }
+
+    fn remember(&mut self, world: &mut World) {
+        self.before = world.query::<(Entity, &Particles)>().iter(world).map(|(e, p)| (e, p.x.clone())).collect();
+        self.grabs = world.query::<(Entity, &Grabbed)>().iter(world).map(|(e, g)| (e, g.target)).collect();
+        self.time = world.resource::<SimClock>().time;
+    }
+
+    /// Checks the world after the update numbered `frame` (which may have run zero or several fixed steps: the
+    /// move bound scales with the simulated time that passed).
+    pub fn after_step(&mut self, world: &mut World, frame: u32) {
+        let params = world.resource::<SimParams>().sanitized();
+        let elapsed = world.resource::<SimClock>().time - self.time;
+        let shapes: Vec<Shape> =
+            world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
+        let body_speed = world
+            .query::<(&RigidBody, &Collider)>()
+            .iter(world)
+            .map(|(b, c)| {
+                b.velocity.length() + b.angular_velocity.length() * c.shape.placed(&Transform::IDENTITY).reach()
+            })
+            .fold(0.0, f32::max);
+        let anything_moves =
+            body_speed > 0.0 || world.query::<&Collider>().iter(world).any(|c| c.motion != ColliderMotion::Static);
+        let grabs: Vec<(Entity, Vec3)> =
+            world.query::<(Entity, &Grabbed)>().iter(world).map(|(e, g)| (e, g.target)).collect();
+        let grab_speed = |entity: Entity| {
+            let now = grabs.iter().find(|(e, _)| *e == entity).map(|(_, t)| *t);
+            let then = self.grabs.iter().find(|(e, _)| *e == entity).map(|(_, t)| *t);
+            now.zip(then).map_or(0.0, |(a, b)| a.distance(b) / elapsed.max(1e-6))
+        };
+        let mut found = Vec::new();
+        let mut cloths = world.query::<(
+            &Particles,
+            &StretchConstraints,
+            &ClothMaterial,
+            &Attachments,
+            Option<&BodyAttachments>,
+            &Cloth,
+            Option<&Grabbed>,
+        )>();
+        for (entity, previous) in &self.before {
+            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed)) = cloths.get(world, *entity)
+            else {
+                continue;
+            };
+            let name = &cloth.name;
+            if !metrics::all_finite(&particles.x) {
+                found.push(Violation {
+                    invariant: "finite",
+                    frame,
+                    detail: format!("{name}: a position is not finite"),
+                });
+            }
+            let pin_speed = attachments.0.iter().map(|a| a.motion.max_speed(a.anchor)).fold(0.0, f32::max);
+            let carrier = MAX_SPEED.max(pin_speed).max(body_speed).max(grab_speed(*entity));
+            let allowed = carrier * elapsed * 1.01 + 1e-3;
+            if let Some((i, moved)) = invariants::furthest_move(previous, &particles.x) {
+                self.worst_move_ratio = self.worst_move_ratio.max(moved / allowed);
+                if moved > allowed && grabbed.is_none_or(|g| g.vertex as usize != i) {
+                    let detail = format!("{name}: vertex {i} moved {moved:.3} m in one step; at most {allowed:.3} m");
+                    found.push(Violation { invariant: "speed", frame, detail });
+                }
+            }
+            let thickness = material.thickness;
+            let held_still = attachments.0.iter().all(|a| a.motion.max_speed(a.anchor) == 0.0)
+                && holds.is_none_or(|h| h.0.is_empty())
+                && grabbed.is_none();
+            let pinned = !attachments.0.is_empty();
+            if held_still
+                && !(pinned && anything_moves)
+                && let Some((i, depth)) = invariants::deepest_unsqueezed(&particles.x, &particles.w, &shapes, thickness)
+                && depth > thickness + 1e-3
+            {
+                let detail = format!("{name}: vertex {i} is {:.1} mm inside a collider", depth * 1e3);
+                found.push(Violation { invariant: "penetration", frame, detail });
+            }
+            if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still {
+                let margin = 3.0 * thickness + 0.02;
+                let s = invariants::stretch_away_from(
+                    &particles.x,
+                    stretch.edges(),
+                    stretch.rest_length(),
+                    &shapes,
+                    margin,
+                );
+                self.max_stiff_stretch = self.max_stiff_stretch.max(s);
+                if s > invariants::STRETCH_BOUND {
+                    let detail = format!("{name}: an edge is at {:.2}× its rest length", s + 1.0);
+                    found.push(Violation { invariant: "stretch", frame, detail });
+                }
+            }
+        }
+        for v in found {
+            self.record(v);
+        }
+        self.remember(world);
+    }
+}
