@@ -91,6 +91,16 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Run shipped presets for many simulated minutes, sampled every simulated second, and print a JSON array:
+    /// kinetic energy in each half, drift of the cloth after the first minute, stretch, collider distance.
+    Long {
+        /// Simulated minutes per preset.
+        #[arg(long, default_value_t = 30.0)]
+        minutes: f32,
+        /// Only this preset (default: every shipped preset).
+        #[arg(long)]
+        preset: Option<String>,
+    },
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
@@ -157,6 +167,29 @@ fn main() -> ExitCode {
             }
             let failed = if strict { summary.failed } else { summary.failed_guaranteed };
             if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        Some(Command::Long { minutes, preset }) => {
+            let names = preset.map_or_else(drape::scene::preset::names, |name| vec![name]);
+            let mut runs = Vec::new();
+            for name in names {
+                match load(&name) {
+                    Ok(desc) => runs.push(drape::soak::long_run::long_run(desc, minutes)),
+                    Err(e) => {
+                        eprintln!("drape: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            match serde_json::to_string_pretty(&runs) {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("drape: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         None => {
             let desc = match load(&cli.preset) {

@@ -5,6 +5,7 @@
 
 pub mod generate;
 pub mod invariants;
+pub mod long_run;
 pub mod watch;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
