@@ -13,7 +13,7 @@
 //! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
 //! the single-threaded switch.
 //!
-//! The helpers are drape's own persistent threads ([`Crew`](super::crew::Crew)), as many as the compute task
+//! The helpers are drape's own persistent threads ([`Crew`]), as many as the compute task
 //! pool has: handing them a stage allocates nothing, and they spin for a moment between stages instead of
 //! waking from sleep; docs/performance.md has the measurements.
 

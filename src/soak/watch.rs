@@ -1,4 +1,4 @@
-//! The invariants of [`invariants`](super::invariants) checked on a running world after every fixed step: what
+//! The invariants of [`invariants`] checked on a running world after every fixed step: what
 //! `drape soak` and the live-abuse test watch.
 
 use bevy::prelude::*;
@@ -14,7 +14,7 @@ use crate::sim::rigid::RigidBody;
 use crate::sim::{SimClock, SimParams, metrics};
 
 /// At most this many violations of one invariant are kept.
-const KEPT_PER_INVARIANT: usize = 3;
+pub const KEPT_PER_INVARIANT: usize = 3;
 
 /// Each cloth's positions after the last step, the grab targets, and what was seen so far.
 pub struct StepWatch {
