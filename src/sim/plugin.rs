@@ -186,7 +186,7 @@ impl Plugin for ClothSimPlugin {
                 stages::damping.in_set(PbdStage::Damping),
                 (colliders::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
                 stages::generate_collisions.in_set(PbdStage::GenerateCollisions),
-                stages::project.in_set(PbdStage::Project),
+                (stages::project, stages::push_out).chain().in_set(PbdStage::Project),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),

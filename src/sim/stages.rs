@@ -13,7 +13,9 @@ use super::cloth::{
     Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
 };
 use super::collide::{
-    ColliderMotion, ColliderShape, contacts::generate_contacts, response::apply_friction_restitution,
+    ColliderMotion, ColliderShape,
+    contacts::{generate_contacts, push_out_of_colliders},
+    response::apply_friction_restitution,
 };
 use super::colliders::CollisionWorld;
 use super::constraints::plan::ProjectionPlan;
@@ -201,6 +203,26 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
         };
         let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient };
         project_constraints(p, x, w, cloth, scratch, settings);
+    }
+    timings.add(PbdStage::Project, start);
+}
+
+/// End of lines (9)–(11): §3.4's test once more, on the projected positions. A vertex the constraints pulled
+/// into a collider after line (8) had found it clear goes back onto the surface, with a contact for line (16)
+/// and §4.2 ([`push_out_of_colliders`]).
+pub fn push_out(
+    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts)>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+    mut world: ResMut<CollisionWorld>,
+    mut timings: ResMut<StageTimings>,
+) {
+    let start = Instant::now();
+    let CollisionWorld { colliders, slices, .. } = &mut *world;
+    for (mut particles, material, mut contacts) in &mut cloths {
+        let Particles { x, p, v, w, .. } = &mut *particles;
+        let search = (&mut *slices, params.parallel);
+        push_out_of_colliders((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
     }
     timings.add(PbdStage::Project, start);
 }

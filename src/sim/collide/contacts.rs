@@ -10,7 +10,7 @@
 use bevy::math::{Vec3, Vec4};
 
 use super::contact::{Contact, ContactKind};
-use super::swept::SweptCollider;
+use super::swept::{GrownShape, SurfaceHit, SweptCollider};
 use crate::sim::constraints::access::ParticleAccess;
 use crate::sim::parallel::SliceOutputs;
 
@@ -36,13 +36,62 @@ pub struct SliceContacts {
 /// and each slice, then each block of 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider
 /// whose swept bounds cannot reach the box around its rays.
 pub fn generate_contacts(
+    particles: (&[Vec3], &[Vec3], &[Vec3], &[f32]),
+    colliders: &[SweptCollider],
+    (margin, dt): (f32, f32),
+    search: (&mut SliceOutputs<SliceContacts>, bool),
+    out: &mut Vec<Contact>,
+) {
+    out.clear();
+    let probe = |collider: &SweptCollider, grown: &GrownShape, x: Vec3, p: Vec3| collider.contact(grown, x, p);
+    find_contacts(particles, colliders, (margin, dt), search, probe, out);
+}
+
+/// After the projection loop: the free vertices that the stretch, bending or volume constraints pulled into a
+/// collider with no contact to stop them (predicted clear of it in line (8), or held by a contact plane that a
+/// curved surface falls away from) are put back on its surface grown by `margin`, at the point nearest to them,
+/// and get a contact (appended to `contacts`) so that line (16) applies friction and restitution and §4.2
+/// couples the push to a body. Only a vertex inside the collider's shape itself counts: one within the margin
+/// is left to the next step's contacts, as §3.4 leaves it. Returns how many vertices were pushed out.
+pub fn push_out_of_colliders(
+    (x, p, v, w): (&[Vec3], &mut [Vec3], &[Vec3], &[f32]),
+    colliders: &[SweptCollider],
+    (margin, dt): (f32, f32),
+    search: (&mut SliceOutputs<SliceContacts>, bool),
+    contacts: &mut Vec<Contact>,
+) -> usize {
+    let first = contacts.len();
+    let probe = |collider: &SweptCollider, _: &GrownShape, _: Vec3, p: Vec3| {
+        if collider.world.signed_distance(p) >= 0.0 {
+            return None;
+        }
+        let (point, normal) = collider.world.inflated(margin).closest_surface(p);
+        Some(SurfaceHit { point, normal, surface_shift: collider.shift_at(point) })
+    };
+    find_contacts((x, &*p, v, w), colliders, (margin, dt), search, probe, contacts);
+    for c in &mut contacts[first..] {
+        let i = c.vertex as usize;
+        let depth = (p[i] - c.point).dot(c.normal);
+        if depth < 0.0 {
+            p[i] -= c.normal * depth;
+            c.pushed = -depth;
+            c.moved = -c.normal * depth;
+        }
+    }
+    contacts.len() - first
+}
+
+/// The search shared by [`generate_contacts`] and [`push_out_of_colliders`]: appends to `out` a contact for
+/// every free vertex and collider for which `probe(collider, grown, x, p)` finds one, in the order and with the
+/// culling described at [`generate_contacts`].
+fn find_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
     (margin, dt): (f32, f32),
     (slices, parallel): (&mut SliceOutputs<SliceContacts>, bool),
+    probe: impl Fn(&SweptCollider, &GrownShape, Vec3, Vec3) -> Option<SurfaceHit> + Sync,
     out: &mut Vec<Contact>,
 ) {
-    out.clear();
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
     let found = slices.run(n, MIN_CONTACT_SLICE, parallel, |vertices, found| {
         let SliceContacts { contacts, collider_end, block_reach } = found;
@@ -70,7 +119,7 @@ pub fn generate_contacts(
                     continue;
                 }
                 for i in block.filter(|&i| w[i] != 0.0) {
-                    if let Some(hit) = collider.contact(&grown, x[i], p[i]) {
+                    if let Some(hit) = probe(collider, &grown, x[i], p[i]) {
                         let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
                         contacts.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
                     }
@@ -233,6 +282,41 @@ mod tests {
         assert!((contacts[0].pushed - 0.2).abs() < 1e-6);
         assert!((contacts[0].moved - Vec3::new(0.0, 0.2, 0.0)).length() < 1e-6);
         assert_eq!(p[1].y, -0.3);
+    }
+
+    #[test]
+    fn vertices_pulled_into_a_collider_are_pushed_out_and_get_a_contact() {
+        let ball = fixed(Shape::Sphere { center: Vec3::ZERO, radius: 1.0 }, 0.4);
+        let margin = 0.01;
+        // 0: 30 cm inside; 1: inside the margin only; 2: outside; 3: pinned and inside
+        let x = [Vec3::new(0.0, 1.2, 0.0), Vec3::new(1.2, 0.0, 0.0), Vec3::new(0.0, 0.0, 1.5), Vec3::ZERO];
+        let mut p = [Vec3::new(0.0, 0.7, 0.0), Vec3::new(1.005, 0.0, 0.0), Vec3::new(0.0, 0.0, 1.4), Vec3::ZERO];
+        let (v, w) = ([Vec3::NEG_Y; 4], [1.0, 1.0, 1.0, 0.0]);
+        let mut contacts = vec![Contact::attached(2, 0, Vec3::ZERO, Vec3::ZERO)];
+        let search = (&mut SliceOutputs::default(), false);
+        let pushed = push_out_of_colliders((&x, &mut p, &v, &w), &ball, (margin, 0.1), search, &mut contacts);
+        assert_eq!(pushed, 1);
+        assert!((p[0] - Vec3::new(0.0, 1.0 + margin, 0.0)).length() < 1e-6, "on the grown surface: {}", p[0]);
+        assert_eq!(p[1].x, 1.005, "within the margin: left to the next step");
+        assert_eq!((p[3], contacts.len()), (Vec3::ZERO, 2), "pinned: untouched; the old contact kept");
+        let c = contacts[1];
+        assert_eq!((c.vertex, c.normal, c.approach_speed, c.friction), (0, Vec3::Y, -1.0, 0.4));
+        assert!((c.pushed - 0.31).abs() < 1e-6 && (c.moved - Vec3::new(0.0, 0.31, 0.0)).length() < 1e-6);
+    }
+
+    #[test]
+    fn pushed_out_of_a_moving_collider_the_contact_knows_how_its_surface_moved() {
+        let plate =
+            Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
+        let pose = |y: f32| bevy::math::Isometry3d::from_translation(Vec3::new(0.0, y, 0.0));
+        let rising = [SweptCollider::new(plate, pose(-0.6), pose(-0.5), 0.0, 0.0)];
+        let (x, mut p) = ([Vec3::new(0.1, 0.05, 0.0)], [Vec3::new(0.1, -0.02, 0.0)]);
+        let mut contacts = Vec::new();
+        let search = (&mut SliceOutputs::default(), false);
+        push_out_of_colliders((&x, &mut p, &[Vec3::ZERO], &[1.0]), &rising, (0.0, 0.1), search, &mut contacts);
+        assert!(p[0].y.abs() < 1e-6, "{}", p[0]);
+        assert!((contacts[0].surface_shift - Vec3::new(0.0, 0.1, 0.0)).length() < 1e-6);
+        assert!((contacts[0].approach_speed + 1.0).abs() < 1e-5, "the surface comes up at 1 m/s");
     }
 
     #[test]

@@ -109,6 +109,14 @@ impl SweptCollider {
         let end = Vec3::from(self.end.transform_point(local));
         (end, end - Vec3::from(self.start.transform_point(local)))
     }
+
+    /// How far the collider's surface point that is at `point` at the end of the substep moved during it.
+    pub fn shift_at(&self, point: Vec3) -> Vec3 {
+        if !self.is_moving() {
+            return Vec3::ZERO;
+        }
+        self.follow(Vec3::from(self.end.inverse_transform_point(point))).1
+    }
 }
 
 /// A collider's shape grown by the cloth's margin, with spheres around it so that the many rays far from a
