@@ -11,7 +11,7 @@ const PINNED: [(&str, &str); 11] = [
     ("barrel", "d22463aa6e0350eb"),
     ("bend_vs_stretch", "12acb548cb731454"),
     ("curtain", "33e894348bf90941"),
-    ("flag", "aa5d4c6dd6e17c14"),
+    ("flag", "15ad7dd5e49db838"),
     ("hanging_sheet", "0d983363f014661e"),
     ("self_fold", "cb4b770674f4b621"),
     ("sphere_drape", "790bff7f88627ed8"),

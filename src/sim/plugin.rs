@@ -112,6 +112,8 @@ pub struct SimClock {
     pub steps: u64,
     /// Index of the substep being run within its step.
     pub substep: u32,
+    /// Substeps of the step being run.
+    pub substeps: u32,
 }
 
 /// Pause and single-step requests.
@@ -275,7 +277,7 @@ pub fn run_substeps(world: &mut World) {
     world.resource_mut::<StageTimings>().begin_step();
     for substep in 0..params.substeps {
         let mut clock = world.resource_mut::<SimClock>();
-        (clock.dt, clock.substep) = (dt, substep);
+        (clock.dt, clock.substep, clock.substeps) = (dt, substep, params.substeps);
         world.run_schedule(PbdSubstep);
         world.resource_mut::<SimClock>().time += dt;
     }

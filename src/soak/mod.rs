@@ -110,6 +110,9 @@ pub struct SceneOutcome {
     pub violations: Vec<Violation>,
     /// Largest stretch of a stiff, held-still, untorn cloth away from colliders.
     pub max_stiff_stretch: f32,
+    /// Cloth steps whose stretch was not checked because the step does not resolve it
+    /// ([`invariants::Resolution`]).
+    pub unresolved_stretch_checks: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
     /// Mean wall time per step, milliseconds.
@@ -148,6 +151,8 @@ pub struct SoakSummary {
     pub cost_model: Option<CostModel>,
     /// Largest stretch of a stiff, held-still, untorn cloth away from colliders, over all scenes.
     pub max_stiff_stretch: f32,
+    /// Cloth steps, over all scenes, whose stretch the step does not resolve and which were not checked.
+    pub unresolved_stretch_checks: u64,
     /// Largest one-step move over its bound, over all scenes.
     pub worst_move_ratio: f32,
     /// Slowest scene's mean milliseconds per step.
@@ -205,6 +210,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         failures_by_invariant: Default::default(),
         cost_model: config.cost,
         max_stiff_stretch: 0.0,
+        unresolved_stretch_checks: 0,
         worst_move_ratio: 0.0,
         slowest_ms_per_step: 0.0,
         wall_seconds,
@@ -217,6 +223,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         }
         summary.ran += 1;
         summary.max_stiff_stretch = summary.max_stiff_stretch.max(outcome.max_stiff_stretch);
+        summary.unresolved_stretch_checks += outcome.unresolved_stretch_checks;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
         summary.slowest_ms_per_step = summary.slowest_ms_per_step.max(outcome.ms_per_step);
         if !outcome.violations.is_empty() {
@@ -243,6 +250,7 @@ pub fn run_scene(config: &SoakConfig, index: u32) -> SceneOutcome {
         refused: None,
         violations: Vec::new(),
         max_stiff_stretch: 0.0,
+        unresolved_stretch_checks: 0,
         worst_move_ratio: 0.0,
         ms_per_step: 0.0,
         file: None,
@@ -325,6 +333,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     }
     outcome.ms_per_step = total_ms / config.frames.max(1) as f64;
     outcome.max_stiff_stretch = step_watch.max_stiff_stretch;
+    outcome.unresolved_stretch_checks = step_watch.unresolved_stretch_checks;
     outcome.worst_move_ratio = step_watch.worst_move_ratio;
     outcome.violations.append(&mut step_watch.violations);
 }

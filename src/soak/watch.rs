@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use super::invariants::{self, Violation};
 use crate::sim::cloth::{
-    Attachments, BodyAttachments, Cloth, ClothMaterial, Collider, Grabbed, Particles, StretchConstraints,
+    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, Collider, Grabbed, Particles, StretchConstraints,
 };
 use crate::sim::collide::ColliderMotion;
 use crate::sim::collide::shapes::Shape;
@@ -20,11 +20,16 @@ pub const KEPT_PER_INVARIANT: usize = 3;
 pub struct StepWatch {
     before: Vec<(Entity, Vec<Vec3>)>,
     grabs: Vec<(Entity, Vec3)>,
+    /// Each cloth's [`invariants::hanging_length`] at the start.
+    hangs: Vec<(Entity, f32)>,
     time: f32,
     /// Broken invariants, at most [`KEPT_PER_INVARIANT`] of each.
     pub violations: Vec<Violation>,
     /// Largest stretch of a stiff, held-still, untorn cloth away from colliders.
     pub max_stiff_stretch: f32,
+    /// Checks of a stiff cloth's stretch skipped because the step does not resolve it
+    /// ([`invariants::Resolution`]).
+    pub unresolved_stretch_checks: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
 }
@@ -35,12 +40,17 @@ impl StepWatch {
         let mut watch = Self {
             before: Vec::new(),
             grabs: Vec::new(),
+            hangs: Vec::new(),
             time: 0.0,
             violations: Vec::new(),
             max_stiff_stretch: 0.0,
+            unresolved_stretch_checks: 0,
             worst_move_ratio: 0.0,
         };
         watch.remember(world);
+        let mut cloths = world.query::<(Entity, &Particles, &Attachments)>();
+        let attached = |a: &Attachments| a.0.iter().map(|a| a.vertex).collect::<Vec<_>>();
+        watch.hangs = cloths.iter(world).map(|(e, p, a)| (e, invariants::hanging_length(&p.x, &attached(a)))).collect();
         watch
     }
 
@@ -94,9 +104,11 @@ impl StepWatch {
             Option<&BodyAttachments>,
             &Cloth,
             Option<&Grabbed>,
+            Has<Balloon>,
         )>();
         for (entity, previous) in &self.before {
-            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed)) = cloths.get(world, *entity)
+            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon)) =
+                cloths.get(world, *entity)
             else {
                 continue;
             };
@@ -111,7 +123,8 @@ impl StepWatch {
             let pin_speed = attachments.0.iter().map(|a| a.motion.max_speed(a.anchor)).fold(0.0, f32::max);
             let carrier = MAX_SPEED.max(pin_speed).max(body_speed).max(grab_speed(*entity));
             let allowed = carrier * elapsed * 1.01 + 1e-3;
-            if let Some((i, moved)) = invariants::furthest_move(previous, &particles.x) {
+            let furthest = invariants::furthest_move(previous, &particles.x);
+            if let Some((i, moved)) = furthest {
                 self.worst_move_ratio = self.worst_move_ratio.max(moved / allowed);
                 if moved > allowed && grabbed.is_none_or(|g| g.vertex as usize != i) {
                     let detail = format!("{name}: vertex {i} moved {moved:.3} m in one step; at most {allowed:.3} m");
@@ -131,19 +144,27 @@ impl StepWatch {
                 let detail = format!("{name}: vertex {i} is {:.1} mm inside a collider", depth * 1e3);
                 found.push(Violation { invariant: "penetration", frame, detail });
             }
+            let hang = self.hangs.iter().find(|(e, _)| e == entity).map_or(0.0, |(_, h)| *h);
+            let resolved = invariants::Resolution {
+                hang,
+                travel: furthest.map_or(0.0, |(_, moved)| moved) / params.substeps as f32,
+                gravity: params.gravity.length(),
+                dt: 1.0 / (params.rate_hz * params.substeps as f32),
+                inflated: balloon && params.pressure > 1.0,
+            }
+            .resolves(material.stretch_stiffness, stretch.rest_length());
             if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still {
-                let margin = 3.0 * thickness + 0.02;
-                let s = invariants::stretch_away_from(
-                    &particles.x,
-                    stretch.edges(),
-                    stretch.rest_length(),
-                    &shapes,
-                    margin,
-                );
-                self.max_stiff_stretch = self.max_stiff_stretch.max(s);
-                if s > invariants::STRETCH_BOUND {
-                    let detail = format!("{name}: an edge is at {:.2}× its rest length", s + 1.0);
-                    found.push(Violation { invariant: "stretch", frame, detail });
+                if !resolved {
+                    self.unresolved_stretch_checks += 1;
+                } else {
+                    let margin = 3.0 * thickness + 0.02;
+                    let (edges, rest) = (stretch.edges(), stretch.rest_length());
+                    let s = invariants::stretch_away_from(&particles.x, edges, rest, &shapes, margin);
+                    self.max_stiff_stretch = self.max_stiff_stretch.max(s);
+                    if s > invariants::STRETCH_BOUND {
+                        let detail = format!("{name}: an edge is at {:.2}× its rest length", s + 1.0);
+                        found.push(Violation { invariant: "stretch", frame, detail });
+                    }
                 }
             }
         }
