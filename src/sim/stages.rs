@@ -25,7 +25,7 @@ use super::constraints::{
 use super::parallel::solver_threads;
 use super::params::linearized;
 use super::rigid::RigidBody;
-use super::selfcollide::{find_self_contacts, self_collision_thickness, split_in_halves};
+use super::selfcollide::{find_self_contacts, mean_rest_length, self_collision_thickness, split_in_halves, sweep_end};
 use super::wind::next_gust;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
 
@@ -151,7 +151,8 @@ pub fn generate_collisions(
         } else if clock.substep == 0 {
             let step = clock.dt * params.substeps as f32;
             step_end.clear();
-            step_end.extend(x.iter().zip(v).map(|(x, v)| *x + *v * step));
+            let mean_edge = mean_rest_length(stretch.rest_length());
+            step_end.extend(x.iter().zip(v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
             *thickness = self_collision_thickness(material.thickness, stretch.rest_length());
             let band = *thickness * SelfCollision::DETECTION_MARGIN;
             find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);

@@ -33,9 +33,13 @@ pub fn furthest_move(before: &[Vec3], after: &[Vec3]) -> Option<(usize, f32)> {
     before.iter().zip(after).map(|(a, b)| a.distance(*b)).enumerate().max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// How much deeper than its thickness a vertex may lie in a collider, and how close to a second collider it
+/// counts as squeezed between them, metres: floating-point room around the exact h a contact keeps.
+pub const DEPTH_SLACK: f32 = 1e-3;
+
 /// The free vertex (w > 0) deepest inside a collider while clear of every other one, as (index, depth below the
-/// surface). A vertex within `thickness` of two colliders is squeezed between them and cannot satisfy both, so it
-/// is left out.
+/// surface). A vertex within `thickness` + [`DEPTH_SLACK`] of two colliders is squeezed between them and cannot
+/// satisfy both (pushed out of one it sits at h from it), so it is left out.
 pub fn deepest_unsqueezed(x: &[Vec3], w: &[f32], shapes: &[Shape], thickness: f32) -> Option<(usize, f32)> {
     let mut deepest: Option<(usize, f32)> = None;
     for (i, (&q, &w)) in x.iter().zip(w).enumerate() {
@@ -51,7 +55,7 @@ pub fn deepest_unsqueezed(x: &[Vec3], w: &[f32], shapes: &[Shape], thickness: f3
                 second = d;
             }
         }
-        if second > thickness && -first > deepest.map_or(0.0, |(_, depth)| depth) {
+        if second > thickness + DEPTH_SLACK && -first > deepest.map_or(0.0, |(_, depth)| depth) {
             deepest = Some((i, -first));
         }
     }

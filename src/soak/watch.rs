@@ -139,7 +139,7 @@ impl StepWatch {
             if held_still
                 && !(pinned && anything_moves)
                 && let Some((i, depth)) = invariants::deepest_unsqueezed(&particles.x, &particles.w, &shapes, thickness)
-                && depth > thickness + 1e-3
+                && depth > thickness + invariants::DEPTH_SLACK
             {
                 let detail = format!("{name}: vertex {i} is {:.1} mm inside a collider", depth * 1e3);
                 found.push(Violation { invariant: "penetration", frame, detail });

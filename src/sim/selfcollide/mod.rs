@@ -127,9 +127,26 @@ pub const MAX_THICKNESS_PER_EDGE: f32 = 0.5;
 /// The thickness h self-collision keeps (§4.3, eq. (12)): the material's `thickness`, at most
 /// [`MAX_THICKNESS_PER_EDGE`] times the mean of the positive `rest_lengths`.
 pub fn self_collision_thickness(thickness: f32, rest_lengths: &[f32]) -> f32 {
+    mean_rest_length(rest_lengths).map_or(thickness, |l| thickness.min(MAX_THICKNESS_PER_EDGE * l))
+}
+
+/// How far one step's self-collision search sweeps a vertex at most, in mean rest edges. A vertex faster than
+/// that (a cloth flung at the speed cap) would sweep a box over most of its cloth and make every triangle a
+/// candidate, hundreds of times the search's normal work for contacts that cannot hold it anyway.
+pub const MAX_SWEEP_PER_EDGE: f32 = 8.0;
+
+/// Where the self-collision search sweeps a vertex at `x` moving at `v` over a step of `step` seconds: to
+/// x + v·step, but no further than [`MAX_SWEEP_PER_EDGE`] mean rest edges (`rest_lengths`) from x.
+pub fn sweep_end(x: Vec3, v: Vec3, step: f32, mean_edge: Option<f32>) -> Vec3 {
+    let reach = mean_edge.map_or(f32::INFINITY, |l| MAX_SWEEP_PER_EDGE * l);
+    x + (v * step).clamp_length_max(reach)
+}
+
+/// The mean of the positive `rest_lengths`, `None` if there is none.
+pub fn mean_rest_length(rest_lengths: &[f32]) -> Option<f32> {
     let (sum, count) =
         rest_lengths.iter().filter(|l| **l > 0.0).fold((0.0f64, 0usize), |(s, n), l| (s + *l as f64, n + 1));
-    if count == 0 { thickness } else { thickness.min(MAX_THICKNESS_PER_EDGE * (sum / count as f64) as f32) }
+    (count > 0).then(|| (sum / count as f64) as f32)
 }
 
 /// Folds one buffer capacity `c` into the fingerprint `acc` of the capacities before it (see
@@ -160,5 +177,16 @@ mod tests {
         assert_eq!(self_collision_thickness(0.005, &rest), 0.005);
         assert!((self_collision_thickness(0.045, &rest) - 0.0075).abs() < 1e-7);
         assert_eq!(self_collision_thickness(0.02, &[]), 0.02);
+    }
+
+    #[test]
+    fn a_fast_vertex_sweeps_at_most_eight_mean_edges() {
+        let x = Vec3::new(1.0, 2.0, 3.0);
+        let edge = mean_rest_length(&[0.01, 0.03, 0.0]);
+        assert_eq!(edge, Some(0.02));
+        assert_eq!(sweep_end(x, Vec3::new(0.0, -3.0, 0.0), 0.05, edge), x + Vec3::new(0.0, -0.15, 0.0));
+        let flung = sweep_end(x, Vec3::new(60.0, 0.0, 0.0), 0.1, edge);
+        assert!((flung - (x + Vec3::new(0.16, 0.0, 0.0))).length() < 1e-6, "{flung}");
+        assert_eq!(sweep_end(x, Vec3::X * 60.0, 0.1, None), x + Vec3::X * 6.0, "no edges: no bound");
     }
 }
