@@ -1,4 +1,4 @@
-//! `drape soak --long MINUTES`: each shipped preset for many simulated minutes, sampled once a simulated
+//! `drape long --minutes M`: each shipped preset for many simulated minutes, sampled once a simulated
 //! second: energy stays bounded, a resting cloth does not creep, draped cloth stays on its collider.
 
 use bevy::prelude::*;

@@ -135,9 +135,11 @@ impl StepWatch {
             let held_still = attachments.0.iter().all(|a| a.motion.max_speed(a.anchor) == 0.0)
                 && holds.is_none_or(|h| h.0.is_empty())
                 && grabbed.is_none();
-            let pinned = !attachments.0.is_empty();
+            // a moving collider or body pressing a pinned cloth meets two infinite masses: neither a gap nor the
+            // cloth's length can be kept
+            let held_against_motion = !attachments.0.is_empty() && anything_moves;
             if held_still
-                && !(pinned && anything_moves)
+                && !held_against_motion
                 && let Some((i, depth)) = invariants::deepest_unsqueezed(&particles.x, &particles.w, &shapes, thickness)
                 && depth > thickness + invariants::DEPTH_SLACK
             {
@@ -153,7 +155,8 @@ impl StepWatch {
                 inflated: balloon && params.pressure > 1.0,
             }
             .resolves(material.stretch_stiffness, stretch.rest_length());
-            if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still {
+            if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still && !held_against_motion
+            {
                 if !resolved {
                     self.unresolved_stretch_checks += 1;
                 } else {
