@@ -107,6 +107,20 @@ fn load(name: &str) -> Result<SceneDesc, String> {
     preset::load(name).map_err(|e| e.to_string())
 }
 
+/// Prints `value` as pretty JSON on stdout: success, or failure with the reason on stderr.
+fn print_json(value: &impl serde::Serialize) -> ExitCode {
+    match serde_json::to_string_pretty(value) {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("drape: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -118,16 +132,7 @@ fn main() -> ExitCode {
                 desc
             });
             match desc.and_then(|desc| drape::headless::run(desc, frames)) {
-                Ok(report) => match serde_json::to_string_pretty(&report) {
-                    Ok(json) => {
-                        println!("{json}");
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("drape: {e}");
-                        ExitCode::FAILURE
-                    }
-                },
+                Ok(report) => print_json(&report),
                 Err(e) => {
                     eprintln!("drape: {e}");
                     ExitCode::from(2)
@@ -180,16 +185,7 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            match serde_json::to_string_pretty(&runs) {
-                Ok(json) => {
-                    println!("{json}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("drape: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            print_json(&runs)
         }
         None => {
             let desc = match load(&cli.preset) {
