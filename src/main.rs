@@ -90,6 +90,10 @@ enum Command {
         /// Fail on any broken invariant, not only on panics, non-finite positions and moves beyond the speed cap.
         #[arg(long)]
         strict: bool,
+        /// Check only this preset (a name or a `.ron` file, such as a failing scene the soak wrote) and print
+        /// its outcome.
+        #[arg(long)]
+        replay: Option<String>,
     },
     /// Run shipped presets for many simulated minutes, sampled every simulated second, and print a JSON array:
     /// kinetic energy in each half, drift of the cloth after the first minute, stretch, collider distance.
@@ -161,10 +165,24 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Soak { scenes, frames, seed, out, threads, no_cost_check, strict }) => {
+        Some(Command::Soak { scenes, frames, seed, out, threads, no_cost_check, strict, replay }) => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let cost = (!no_cost_check).then(drape::soak::CostModel::calibrate);
             let config = drape::soak::SoakConfig { scenes, frames, seed, threads, out: Some(out), cost };
+            if let Some(name) = replay {
+                return match load(&name) {
+                    Ok(desc) => {
+                        let outcome = drape::soak::check_scene(&config, desc);
+                        let failed = if strict { !outcome.violations.is_empty() } else { outcome.breaks_a_guarantee() };
+                        print_json(&outcome);
+                        if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+                    }
+                    Err(e) => {
+                        eprintln!("drape: {e}");
+                        ExitCode::from(2)
+                    }
+                };
+            }
             let summary = drape::soak::run(&config);
             match serde_json::to_string_pretty(&summary) {
                 Ok(json) => println!("{json}"),

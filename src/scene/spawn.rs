@@ -142,6 +142,8 @@ pub struct BuiltCloth {
 
 /// A collider ready to spawn; dynamic if it has a body.
 pub struct BuiltCollider {
+    /// Its name in the preset (a thrown ball's is "ball").
+    pub name: Name,
     /// The collider component.
     pub collider: Collider,
     /// Its pose at t = 0.
@@ -155,8 +157,8 @@ pub struct BuiltCollider {
 impl BuiltCollider {
     /// Spawns the collider as part of the scene.
     pub fn spawn(self, commands: &mut Commands) -> Entity {
-        let mut entity =
-            commands.spawn((self.collider, self.transform, PreviousPose(self.transform), self.appearance, SceneEntity));
+        let pose = PreviousPose(self.transform);
+        let mut entity = commands.spawn((self.name, self.collider, self.transform, pose, self.appearance, SceneEntity));
         if let Some(body) = self.body {
             entity.insert(body);
         }
@@ -290,7 +292,8 @@ fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
         friction: desc.friction,
         restitution: desc.restitution,
     };
-    Ok(BuiltCollider { collider, transform, appearance: Appearance { color: desc.color }, body })
+    let name = Name::new(desc.name.clone());
+    Ok(BuiltCollider { name, collider, transform, appearance: Appearance { color: desc.color }, body })
 }
 
 /// Replaces the running scene with the requested one, if any and if it builds.

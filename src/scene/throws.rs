@@ -42,7 +42,8 @@ pub fn ball(desc: &ThrowDesc) -> Option<BuiltCollider> {
     let body = RigidBody { velocity: desc.velocity, ..RigidBody::solid(shape, desc.mass)? };
     let transform = Transform::from_translation(desc.from);
     let collider = Collider::fixed(shape, transform);
-    Some(BuiltCollider { collider, transform, appearance: Appearance { color: BALL_COLOR }, body: Some(body) })
+    let (name, appearance) = (Name::new("ball"), Appearance { color: BALL_COLOR });
+    Some(BuiltCollider { name, collider, transform, appearance, body: Some(body) })
 }
 
 /// Before each step: spawns the user's throws and the scene's throws whose time has come, then removes the

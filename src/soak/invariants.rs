@@ -4,6 +4,7 @@
 use bevy::math::Vec3;
 use serde::Serialize;
 
+use crate::sim::collide::contact::{Contact, ContactKind};
 use crate::sim::collide::shapes::Shape;
 
 /// One broken invariant.
@@ -37,29 +38,77 @@ pub fn furthest_move(before: &[Vec3], after: &[Vec3]) -> Option<(usize, f32)> {
 /// counts as squeezed between them, metres: floating-point room around the exact h a contact keeps.
 pub const DEPTH_SLACK: f32 = 1e-3;
 
-/// The free vertex (w > 0) deepest inside a collider while clear of every other one, as (index, depth below the
-/// surface). A vertex within `thickness` + [`DEPTH_SLACK`] of two colliders is squeezed between them and cannot
-/// satisfy both (pushed out of one it sits at h from it), so it is left out.
-pub fn deepest_unsqueezed(x: &[Vec3], w: &[f32], shapes: &[Shape], thickness: f32) -> Option<(usize, f32)> {
-    let mut deepest: Option<(usize, f32)> = None;
-    for (i, (&q, &w)) in x.iter().zip(w).enumerate() {
-        if w == 0.0 {
+/// Per vertex, whether its last substep's contacts pressed it from two colliders with opposed normals
+/// (n₁·n₂ < 0): squeezed between them, as a vertex between a body and a wall is, whatever the gap the two contact
+/// planes leave at the end of the step.
+pub fn squeezed_by_contacts(vertices: usize, contacts: &[Contact]) -> Vec<bool> {
+    let mut pressed: Vec<(u32, u32, Vec3)> = contacts
+        .iter()
+        .filter(|c| c.kind == ContactKind::Surface && (c.vertex as usize) < vertices)
+        .map(|c| (c.vertex, c.collider, c.normal))
+        .collect();
+    pressed.sort_by_key(|&(vertex, collider, _)| (vertex, collider));
+    let mut squeezed = vec![false; vertices];
+    for group in pressed.chunk_by(|a, b| a.0 == b.0) {
+        let opposed =
+            group.iter().enumerate().any(|(k, a)| group[k + 1..].iter().any(|b| a.1 != b.1 && a.2.dot(b.2) < 0.0));
+        squeezed[group[0].0 as usize] = opposed;
+    }
+    squeezed
+}
+
+/// What [`deepest_unsqueezed`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Depths {
+    /// The deepest vertex held to the bound: (vertex, shape, depth below the surface).
+    pub deepest: Option<(usize, usize, f32)>,
+    /// Vertices deeper than `thickness` + [`DEPTH_SLACK`] that the speed cap held in the last substep, left out.
+    pub capped_too_deep: u32,
+}
+
+/// The free vertex (w > 0) deepest inside a collider while clear of every other one. A vertex within
+/// `thickness` + [`DEPTH_SLACK`] of two colliders, or `squeezed` ([`squeezed_by_contacts`]), is squeezed between
+/// them and cannot satisfy both (pushed out of one it sits at h from it), so it is left out. So is a vertex the speed cap held in the last substep (its x is
+/// not the p the contacts and the push-out left, which the velocity update copies to x bit for bit otherwise):
+/// the cap stopped it short of where the collision response put it, and [`GUARANTEED`]'s speed bound is the one
+/// it keeps.
+pub fn deepest_unsqueezed(
+    (x, p, w): (&[Vec3], &[Vec3], &[f32]),
+    squeezed: &[bool],
+    shapes: &[Shape],
+    thickness: f32,
+) -> Depths {
+    let mut found = Depths::default();
+    for (i, ((&q, &w), predicted)) in x.iter().zip(w).zip(p).enumerate() {
+        if w == 0.0 || squeezed.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let (mut first, mut second) = (f32::INFINITY, f32::INFINITY);
-        for shape in shapes {
+        let (mut first, mut second, mut inside) = (f32::INFINITY, f32::INFINITY, 0);
+        for (k, shape) in shapes.iter().enumerate() {
             let d = shape.signed_distance(q);
             if d < first {
-                (first, second) = (d, first);
+                (first, second, inside) = (d, first, k);
             } else if d < second {
                 second = d;
             }
         }
-        if second > thickness + DEPTH_SLACK && -first > deepest.map_or(0.0, |(_, depth)| depth) {
-            deepest = Some((i, -first));
+        if second <= thickness + DEPTH_SLACK {
+            continue;
+        }
+        if q != *predicted {
+            found.capped_too_deep += u32::from(-first > thickness + DEPTH_SLACK);
+        } else if -first > found.deepest.map_or(0.0, |(_, _, depth)| depth) {
+            found.deepest = Some((i, inside, -first));
         }
     }
-    deepest
+    found
+}
+
+/// The diagonal of the bounding box of `rest`, metres (0 for no points).
+pub fn span(rest: &[Vec3]) -> f32 {
+    let lo = rest.iter().fold(Vec3::INFINITY, |a, &b| a.min(b));
+    let hi = rest.iter().fold(Vec3::NEG_INFINITY, |a, &b| a.max(b));
+    if rest.is_empty() { 0.0 } else { lo.distance(hi) }
 }
 
 /// How far the furthest vertex hangs from the attached ones at rest: max over the vertices of the distance to
@@ -83,6 +132,12 @@ pub struct Resolution {
     pub travel: f32,
     /// |g|, m/s².
     pub gravity: f32,
+    /// The cloth's largest extent at rest (its bounding box's diagonal), metres.
+    pub span: f32,
+    /// The most the air can accelerate the cloth, m/s²: air drag × (|wind| + 3 gust amplitudes) / density
+    /// (line (5)'s drag per unit area over the mass per unit area). Its push differs from triangle to triangle
+    /// with their normals, so unlike gravity it loads a free cloth too, across its whole span.
+    pub air: f32,
     /// The substep Δt, seconds.
     pub dt: f32,
     /// A balloon whose pressure asks for more than its rest volume: stretched on purpose (§4.4).
@@ -93,10 +148,11 @@ impl Resolution {
     /// Whether a cloth of stretch stiffness `k` with these rest edge lengths is resolved: not inflated, its
     /// fastest vertex travels at most one mean rest edge per substep (a collider stops a vertex that moved
     /// further, and the constraints cannot pass that on through the cloth within the substep), and PBD's own
-    /// sag ([`pbd_sag`]) is at most 1.
+    /// sag ([`pbd_sag`]) under gravity over its hang plus the air over its span is at most 1.
     pub fn resolves(&self, k: f32, rest: &[f32]) -> bool {
         let l0 = rest.iter().sum::<f32>() / rest.len().max(1) as f32;
-        !self.inflated && self.travel <= l0 && pbd_sag(self.hang, self.gravity, self.dt, k, l0) <= 1.0
+        let sag = pbd_sag(self.hang, self.gravity, self.dt, k, l0) + pbd_sag(self.span, self.air, self.dt, k, l0);
+        !self.inflated && self.travel <= l0 && sag <= 1.0
     }
 }
 
@@ -122,6 +178,7 @@ pub fn stretch_away_from(x: &[Vec3], edges: &[[u32; 2]], rest: &[f32], shapes: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::collide::swept::SurfaceHit;
 
     #[test]
     fn furthest_move_finds_the_jump_and_skips_new_vertices() {
@@ -135,9 +192,36 @@ mod tests {
         let ground = Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y };
         let ball = Shape::Sphere { center: Vec3::new(0.0, 0.45, 0.0), radius: 0.5 };
         let x = [Vec3::new(3.0, -0.2, 0.0), Vec3::new(0.0, -0.01, 0.0), Vec3::new(0.0, 2.0, 0.0)];
-        let deepest = deepest_unsqueezed(&x, &[1.0; 3], &[ground, ball], 0.01);
-        assert_eq!(deepest.map(|(i, d)| (i, (d * 1e3).round())), Some((0, 200.0)));
-        assert_eq!(deepest_unsqueezed(&x, &[0.0, 1.0, 1.0], &[ground, ball], 0.01).map(|(i, _)| i), None);
+        let shapes = [ground, ball];
+        let deepest = deepest_unsqueezed((&x, &x, &[1.0; 3]), &[], &shapes, 0.01).deepest;
+        assert_eq!(deepest.map(|(i, k, d)| (i, k, (d * 1e3).round())), Some((0, 0, 200.0)));
+        let pinned = deepest_unsqueezed((&x, &x, &[0.0, 1.0, 1.0]), &[], &shapes, 0.01);
+        assert_eq!(pinned, Depths::default());
+        // held to the speed cap: x stopped short of p
+        let p = [Vec3::new(3.0, 0.02, 0.0), x[1], x[2]];
+        let capped = deepest_unsqueezed((&x, &p, &[1.0; 3]), &[], &shapes, 0.01);
+        assert_eq!(capped, Depths { deepest: None, capped_too_deep: 1 });
+        // pressed by two colliders' contacts from opposite sides
+        let squeezed = deepest_unsqueezed((&x, &x, &[1.0; 3]), &[true, false, false], &shapes, 0.01);
+        assert_eq!(squeezed, Depths::default());
+    }
+
+    #[test]
+    fn opposed_contacts_from_two_colliders_squeeze_a_vertex() {
+        let hit = |normal: Vec3| SurfaceHit { point: Vec3::ZERO, normal, surface_shift: Vec3::ZERO };
+        let contact = |vertex, collider, normal| Contact::surface(vertex, collider, hit(normal), 0.0, (0.0, 0.0));
+        let contacts = [
+            contact(0, 0, Vec3::Y),
+            contact(0, 1, -Vec3::Y),
+            contact(1, 0, Vec3::Y),
+            contact(1, 1, Vec3::X),
+            contact(2, 0, Vec3::Y),
+            contact(2, 0, -Vec3::Y),
+            contact(3, 2, Vec3::X),
+            contact(3, 0, Vec3::Y),
+            contact(3, 1, -Vec3::Y),
+        ];
+        assert_eq!(squeezed_by_contacts(5, &contacts), [true, false, false, true, false]);
     }
 
     #[test]
@@ -162,12 +246,22 @@ mod tests {
     #[test]
     fn a_step_resolves_a_short_fine_sheet_at_60_hz_but_not_at_10_hz() {
         // 1 m hanging, 5 cm edges, k = 1: sag 1 · 9.81 · Δt² / 0.0025
-        let at = |hz: f32| Resolution { hang: 1.0, travel: 0.0, gravity: 9.81, dt: 1.0 / hz, inflated: false };
+        let at = |hz: f32| Resolution {
+            hang: 1.0,
+            travel: 0.0,
+            gravity: 9.81,
+            span: 1.5,
+            air: 0.0,
+            dt: 1.0 / hz,
+            inflated: false,
+        };
         let rest = [0.05; 4];
         assert!((pbd_sag(1.0, 9.81, 1.0 / 60.0, 1.0, 0.05) - 1.09).abs() < 0.01);
         assert!(at(120.0).resolves(1.0, &rest) && !at(60.0).resolves(1.0, &rest) && !at(10.0).resolves(1.0, &rest));
         assert!(at(240.0).resolves(0.1, &rest) && !at(240.0).resolves(0.05, &rest), "sag grows as 1/k");
         assert!(!Resolution { travel: 0.06, ..at(240.0) }.resolves(1.0, &rest), "faster than an edge per substep");
         assert!(!Resolution { inflated: true, ..at(240.0) }.resolves(1.0, &rest));
+        // a gale of 100 m/s on light cloth loads it like 25 g over its whole span
+        assert!(!Resolution { hang: 0.0, air: 250.0, ..at(240.0) }.resolves(1.0, &rest));
     }
 }

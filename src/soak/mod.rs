@@ -3,6 +3,7 @@
 //! Every scene comes from its own seed, derived from the run's seed, so `--seed` alone reproduces a run; a
 //! failing scene is also written as a `.ron` preset that reproduces it with `drape headless`.
 
+pub mod cost;
 pub mod generate;
 pub mod invariants;
 pub mod long_run;
@@ -21,6 +22,7 @@ use crate::headless::headless_app;
 use crate::scene::desc::SceneDesc;
 use crate::scene::preset;
 use crate::scene::spawn::SceneStatus;
+pub use cost::{CostModel, WorkClock};
 use invariants::Violation;
 use watch::StepWatch;
 
@@ -42,59 +44,6 @@ pub struct SoakConfig {
     pub cost: Option<CostModel>,
 }
 
-/// Milliseconds per fixed step predicted from particles × iterations × substeps, fitted like `drape bench`'s
-/// lines on this machine before the soak starts.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct CostModel {
-    /// Milliseconds per million particle-iterations.
-    pub ms_per_million: f64,
-    /// Milliseconds per step whatever the size.
-    pub intercept_ms: f64,
-}
-
-impl CostModel {
-    /// A step may cost this many times the prediction before it counts as pathological.
-    pub const FACTOR: f64 = 20.0;
-    /// ... plus this much, for small scenes whose steps are mostly fixed overhead.
-    pub const SLACK_MS: f64 = 5.0;
-
-    /// Fits the model on single-threaded sheets of two sizes, `drape bench`'s `grid_dihedral` workload.
-    pub fn calibrate() -> Self {
-        let points: Vec<(f64, f64)> = [16u32, 48]
-            .iter()
-            .map(|&n| {
-                let mut desc = crate::bench::grid_dihedral(n).unwrap_or_default();
-                desc.params.parallel = false;
-                let work = work_per_step(&desc, ((n + 1) * (n + 1)) as usize);
-                let mut app = headless_app(desc);
-                let start = Instant::now();
-                for _ in 0..30 {
-                    app.update();
-                }
-                (work, start.elapsed().as_secs_f64() * 1e3 / 30.0)
-            })
-            .collect();
-        let (slope, intercept, _) = crate::bench::fit(&points);
-        Self { ms_per_million: slope.max(0.0), intercept_ms: intercept.max(0.0) }
-    }
-
-    /// The most a step of `work` million particle-iterations may cost.
-    pub fn allowed_ms(&self, work: f64) -> f64 {
-        Self::FACTOR * (self.intercept_ms + self.ms_per_million * work) + Self::SLACK_MS
-    }
-}
-
-/// Million particle-iterations per fixed step, each cloth counted with [`PHASE_OVERHEAD`] more particles.
-fn work_per_step(desc: &SceneDesc, particles: usize) -> f64 {
-    let p = desc.params.sanitized();
-    let counted = particles + PHASE_OVERHEAD * desc.cloths.len();
-    counted as f64 * p.iterations as f64 * p.substeps as f64 / 1e6
-}
-
-/// What a cloth's colour phases cost per iteration whatever its size, in particles: a tiny cloth's iterations
-/// are mostly the hand-over from one colour to the next.
-const PHASE_OVERHEAD: usize = 100;
-
 /// How one scene ended.
 #[derive(Clone, Debug, Serialize)]
 pub struct SceneOutcome {
@@ -113,15 +62,35 @@ pub struct SceneOutcome {
     /// Cloth steps whose stretch was not checked because the step does not resolve it
     /// ([`invariants::Resolution`]).
     pub unresolved_stretch_checks: u64,
+    /// Vertex steps deeper in a collider than the bound but held by the speed cap, so not counted
+    /// ([`invariants::Depths`]).
+    pub capped_depth_skips: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
-    /// Mean wall time per step, milliseconds.
+    /// Mean CPU time of the scene's thread per step, milliseconds ([`WorkClock`]).
     pub ms_per_step: f64,
     /// Where the scene was written, if it failed.
     pub file: Option<String>,
 }
 
 impl SceneOutcome {
+    /// A scene not run yet.
+    fn new(index: u32, seed: u64) -> Self {
+        Self {
+            index,
+            seed,
+            particles: 0,
+            refused: None,
+            violations: Vec::new(),
+            max_stiff_stretch: 0.0,
+            unresolved_stretch_checks: 0,
+            capped_depth_skips: 0,
+            worst_move_ratio: 0.0,
+            ms_per_step: 0.0,
+            file: None,
+        }
+    }
+
     /// Whether the scene broke one of the [`invariants::GUARANTEED`] invariants.
     pub fn breaks_a_guarantee(&self) -> bool {
         self.violations.iter().any(|v| invariants::GUARANTEED.contains(&v.invariant))
@@ -153,9 +122,11 @@ pub struct SoakSummary {
     pub max_stiff_stretch: f32,
     /// Cloth steps, over all scenes, whose stretch the step does not resolve and which were not checked.
     pub unresolved_stretch_checks: u64,
+    /// Vertex steps left out of the depth bound because the speed cap held them, over all scenes.
+    pub capped_depth_skips: u64,
     /// Largest one-step move over its bound, over all scenes.
     pub worst_move_ratio: f32,
-    /// Slowest scene's mean milliseconds per step.
+    /// Slowest scene's mean CPU milliseconds per step.
     pub slowest_ms_per_step: f64,
     /// Wall time of the whole soak, seconds.
     pub wall_seconds: f64,
@@ -211,6 +182,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         cost_model: config.cost,
         max_stiff_stretch: 0.0,
         unresolved_stretch_checks: 0,
+        capped_depth_skips: 0,
         worst_move_ratio: 0.0,
         slowest_ms_per_step: 0.0,
         wall_seconds,
@@ -224,6 +196,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         summary.ran += 1;
         summary.max_stiff_stretch = summary.max_stiff_stretch.max(outcome.max_stiff_stretch);
         summary.unresolved_stretch_checks += outcome.unresolved_stretch_checks;
+        summary.capped_depth_skips += outcome.capped_depth_skips;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
         summary.slowest_ms_per_step = summary.slowest_ms_per_step.max(outcome.ms_per_step);
         if !outcome.violations.is_empty() {
@@ -240,21 +213,19 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
     summary
 }
 
+/// Runs a given scene, such as a failing one read back, and checks it as the soak does.
+pub fn check_scene(config: &SoakConfig, desc: SceneDesc) -> SceneOutcome {
+    let mut outcome = SceneOutcome::new(0, desc.seed);
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| watch(desc, config, &mut outcome))) {
+        outcome.violations.push(panic_violation(panic));
+    }
+    outcome
+}
+
 /// Draws scene `index`, sends it through the preset parser as its `.ron` text, runs it and checks it.
 pub fn run_scene(config: &SoakConfig, index: u32) -> SceneOutcome {
     let seed = scene_seed(config.seed, index);
-    let mut outcome = SceneOutcome {
-        index,
-        seed,
-        particles: 0,
-        refused: None,
-        violations: Vec::new(),
-        max_stiff_stretch: 0.0,
-        unresolved_stretch_checks: 0,
-        worst_move_ratio: 0.0,
-        ms_per_step: 0.0,
-        file: None,
-    };
+    let mut outcome = SceneOutcome::new(index, seed);
     let drawn = generate::scene(seed);
     let text = match preset::to_ron(&drawn) {
         Ok(text) => text,
@@ -271,14 +242,8 @@ pub fn run_scene(config: &SoakConfig, index: u32) -> SceneOutcome {
             return outcome;
         }
     };
-    let ran = catch_unwind(AssertUnwindSafe(|| watch(desc, config, &mut outcome)));
-    if let Err(panic) = ran {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        outcome.violations.push(Violation { invariant: "panic", frame: 0, detail: message });
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| watch(desc, config, &mut outcome))) {
+        outcome.violations.push(panic_violation(panic));
     }
     if !outcome.violations.is_empty()
         && let Some(dir) = &config.out
@@ -286,6 +251,16 @@ pub fn run_scene(config: &SoakConfig, index: u32) -> SceneOutcome {
         outcome.file = write_failure(dir, &file, &text, &outcome.violations);
     }
     outcome
+}
+
+/// The `panic` violation of a caught panic, with its message.
+fn panic_violation(panic: Box<dyn std::any::Any + Send>) -> Violation {
+    let detail = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    Violation { invariant: "panic", frame: 0, detail }
 }
 
 /// Writes the failing scene with its violations as comments on top; returns its path.
@@ -299,7 +274,8 @@ fn write_failure(dir: &Path, file: &str, text: &str, violations: &[Violation]) -
 }
 
 /// Steps whose mean cost is held to the model: long enough that a step delayed by the operating system does not
-/// count, short enough that a few slow steps of pathological collision work do.
+/// count, short enough that a few slow steps of pathological collision work do. The first window is not held to
+/// it: its steps grow every buffer to the scene's size and start the solver's helper threads.
 const COST_WINDOW: u32 = 10;
 
 /// Runs `desc` for the configured frames, checking the invariants after every fixed step.
@@ -311,21 +287,22 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     }
     let mut step_watch = StepWatch::new(app.world_mut());
     outcome.particles = step_watch.particles();
-    let allowed_ms = config.cost.map(|m| m.allowed_ms(work_per_step(&desc, outcome.particles)));
+    let allowed_ms = config.cost.map(|m| m.allowed_ms(&desc, outcome.particles));
     let (mut total_ms, mut window_ms) = (0.0, 0.0);
     for frame in 1..=config.frames {
-        let start = Instant::now();
+        let clock = WorkClock::start();
         app.update();
-        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let ms = clock.elapsed_ms();
         total_ms += ms;
         window_ms += ms;
         if frame % COST_WINDOW == 0 {
             let mean = std::mem::take(&mut window_ms) / COST_WINDOW as f64;
             if let Some(allowed) = allowed_ms
+                && frame > COST_WINDOW
                 && mean > allowed
             {
                 let detail =
-                    format!("{mean:.1} ms per step over {COST_WINDOW} steps; the model allows {allowed:.1} ms");
+                    format!("{mean:.1} CPU ms per step over {COST_WINDOW} steps; the model allows {allowed:.1} ms");
                 step_watch.record(Violation { invariant: "cost", frame, detail });
             }
         }
@@ -334,6 +311,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     outcome.ms_per_step = total_ms / config.frames.max(1) as f64;
     outcome.max_stiff_stretch = step_watch.max_stiff_stretch;
     outcome.unresolved_stretch_checks = step_watch.unresolved_stretch_checks;
+    outcome.capped_depth_skips = step_watch.capped_depth_skips;
     outcome.worst_move_ratio = step_watch.worst_move_ratio;
     outcome.violations.append(&mut step_watch.violations);
 }

@@ -5,7 +5,8 @@ use bevy::prelude::*;
 
 use super::invariants::{self, Violation};
 use crate::sim::cloth::{
-    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, Collider, Grabbed, Particles, StretchConstraints,
+    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, Collider, Contacts, Grabbed, Particles,
+    StretchConstraints,
 };
 use crate::sim::collide::ColliderMotion;
 use crate::sim::collide::shapes::Shape;
@@ -20,8 +21,8 @@ pub const KEPT_PER_INVARIANT: usize = 3;
 pub struct StepWatch {
     before: Vec<(Entity, Vec<Vec3>)>,
     grabs: Vec<(Entity, Vec3)>,
-    /// Each cloth's [`invariants::hanging_length`] at the start.
-    hangs: Vec<(Entity, f32)>,
+    /// Each cloth's [`invariants::hanging_length`] and [`invariants::span`] at the start.
+    hangs: Vec<(Entity, f32, f32)>,
     time: f32,
     /// Broken invariants, at most [`KEPT_PER_INVARIANT`] of each.
     pub violations: Vec<Violation>,
@@ -30,6 +31,9 @@ pub struct StepWatch {
     /// Checks of a stiff cloth's stretch skipped because the step does not resolve it
     /// ([`invariants::Resolution`]).
     pub unresolved_stretch_checks: u64,
+    /// Vertices deeper in a collider than the bound that were not held to it because the speed cap held them
+    /// ([`invariants::Depths::capped_too_deep`]).
+    pub capped_depth_skips: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
 }
@@ -45,12 +49,16 @@ impl StepWatch {
             violations: Vec::new(),
             max_stiff_stretch: 0.0,
             unresolved_stretch_checks: 0,
+            capped_depth_skips: 0,
             worst_move_ratio: 0.0,
         };
         watch.remember(world);
         let mut cloths = world.query::<(Entity, &Particles, &Attachments)>();
         let attached = |a: &Attachments| a.0.iter().map(|a| a.vertex).collect::<Vec<_>>();
-        watch.hangs = cloths.iter(world).map(|(e, p, a)| (e, invariants::hanging_length(&p.x, &attached(a)))).collect();
+        watch.hangs = cloths
+            .iter(world)
+            .map(|(e, p, a)| (e, invariants::hanging_length(&p.x, &attached(a)), invariants::span(&p.x)))
+            .collect();
         watch
     }
 
@@ -77,8 +85,11 @@ impl StepWatch {
     pub fn after_step(&mut self, world: &mut World, frame: u32) {
         let params = world.resource::<SimParams>().sanitized();
         let elapsed = world.resource::<SimClock>().time - self.time;
-        let shapes: Vec<Shape> =
-            world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
+        let (shapes, shape_names): (Vec<Shape>, Vec<String>) = world
+            .query::<(&Collider, &Transform, Option<&Name>)>()
+            .iter(world)
+            .map(|(c, t, name)| (c.shape.placed(t), name.map_or_else(String::new, |n| n.to_string())))
+            .unzip();
         let body_speed = world
             .query::<(&RigidBody, &Collider)>()
             .iter(world)
@@ -105,9 +116,10 @@ impl StepWatch {
             &Cloth,
             Option<&Grabbed>,
             Has<Balloon>,
+            &Contacts,
         )>();
         for (entity, previous) in &self.before {
-            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon)) =
+            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon, contacts)) =
                 cloths.get(world, *entity)
             else {
                 continue;
@@ -138,19 +150,30 @@ impl StepWatch {
             // a moving collider or body pressing a pinned cloth meets two infinite masses: neither a gap nor the
             // cloth's length can be kept
             let held_against_motion = !attachments.0.is_empty() && anything_moves;
+            let squeezed = invariants::squeezed_by_contacts(particles.len(), &contacts.0);
+            let state = (&particles.x[..], &particles.p[..], &particles.w[..]);
+            let depths = invariants::deepest_unsqueezed(state, &squeezed, &shapes, thickness);
+            if held_still && !held_against_motion {
+                self.capped_depth_skips += u64::from(depths.capped_too_deep);
+            }
             if held_still
                 && !held_against_motion
-                && let Some((i, depth)) = invariants::deepest_unsqueezed(&particles.x, &particles.w, &shapes, thickness)
+                && let Some((i, k, depth)) = depths.deepest
                 && depth > thickness + invariants::DEPTH_SLACK
             {
-                let detail = format!("{name}: vertex {i} is {:.1} mm inside a collider", depth * 1e3);
+                let (mm, collider, speed) = (depth * 1e3, &shape_names[k], particles.v[i].length());
+                let detail =
+                    format!("{name}: vertex {i} is {mm:.1} mm inside collider {k} '{collider}' at {speed:.1} m/s");
                 found.push(Violation { invariant: "penetration", frame, detail });
             }
-            let hang = self.hangs.iter().find(|(e, _)| e == entity).map_or(0.0, |(_, h)| *h);
+            let (hang, span) = self.hangs.iter().find(|(e, ..)| e == entity).map_or((0.0, 0.0), |(_, h, s)| (*h, *s));
+            let wind = params.wind.length() + 3.0 * params.wind_gust;
             let resolved = invariants::Resolution {
                 hang,
                 travel: furthest.map_or(0.0, |(_, moved)| moved) / params.substeps as f32,
                 gravity: params.gravity.length(),
+                span,
+                air: params.air_drag * wind / material.density,
                 dt: 1.0 / (params.rate_hz * params.substeps as f32),
                 inflated: balloon && params.pressure > 1.0,
             }
