@@ -7,6 +7,7 @@ use bevy::prelude::*;
 use drape::headless::headless_app;
 use drape::scene::preset;
 use drape::sim::cloth::{Attachments, Cloth, ClothMaterial, Grabbed, Particles};
+use drape::sim::constraints::tether::TetherLengths;
 use drape::sim::damping::damp_velocities;
 use drape::sim::knobs::{self, Knob};
 use drape::sim::material::set_material;
@@ -81,6 +82,8 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
         untangle: rng.random_bool(0.5),
         pressure: wild(rng, &knobs::PRESSURE),
         parallel: rng.random_bool(0.5),
+        tethers: rng.random_bool(0.5),
+        tether_lengths: if rng.random_bool(0.5) { TetherLengths::Geodesic } else { TetherLengths::Euclidean },
     }
 }
 

@@ -15,7 +15,7 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 11] = [
+const SHIPPED: [&str; 12] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
@@ -27,6 +27,7 @@ const SHIPPED: [&str; 11] = [
     "stripes",
     "tablecloth",
     "tearing",
+    "tethers",
 ];
 
 #[test]
@@ -207,7 +208,7 @@ fn saved_preset_loads_back_to_the_same_scene() {
     // the curtain's top row plus one vertex pinned by hand
     let mut pinned: Vec<u32> = (0..=48).collect();
     pinned.push(1000);
-    let live = [LiveCloth { name: "curtain".into(), material, pinned: pinned.clone() }];
+    let live = [LiveCloth { name: "curtain".into(), material, attached: pinned.clone() }];
     let saved = snapshot(&active, &params, &live);
     let text = preset::to_ron(&saved).unwrap();
     let back = preset::parse(text.as_bytes(), "saved.ron").unwrap();

@@ -6,7 +6,7 @@ use drape::headless;
 use drape::scene::preset;
 
 /// (preset, `state_hash` after 120 frames with `parallel: false`).
-const PINNED: [(&str, &str); 11] = [
+const PINNED: [(&str, &str); 12] = [
     ("balloon", "354b2f355e2d2b89"),
     ("barrel", "d22463aa6e0350eb"),
     ("bend_vs_stretch", "12acb548cb731454"),
@@ -18,6 +18,7 @@ const PINNED: [(&str, &str); 11] = [
     ("stripes", "ccdb33eb4622fcb2"),
     ("tablecloth", "fbab276f0b620c84"),
     ("tearing", "cddd9b6c30c67dd0"),
+    ("tethers", "69cedca79dbd920c"),
 ];
 
 #[test]

@@ -182,6 +182,9 @@ pub struct ClothDesc {
     pub grips: Vec<Grip>,
     /// Vertices hanging from dynamic rigid bodies (two-way, §4.2), each body named by its collider's `name`.
     pub body_grips: Vec<BodyGrip>,
+    /// Long-range attachments for this cloth alone, overriding `params.tethers` (absent: follow it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tethers: Option<bool>,
 }
 
 /// Vertices attached to a rigid body: they hold on to the body point where they are at the start, and the
@@ -216,6 +219,7 @@ impl Default for ClothDesc {
             balloon: false,
             grips: Vec::new(),
             body_grips: Vec::new(),
+            tethers: None,
         }
     }
 }

@@ -259,7 +259,9 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
     for grip in &desc.grips {
         cloth = cloth.attach(grip.at.clone(), grip.motion);
     }
-    cloth.build().map_err(err)
+    let mut bundle = cloth.build().map_err(err)?;
+    bundle.tethers.enabled = desc.tethers;
+    Ok(bundle)
 }
 
 /// The volume constraint of a balloon cloth (§4.4), V0 measured on the mesh as built.

@@ -14,6 +14,7 @@ use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
 pub use super::constraints::storage::{BendConstraints, StretchConstraints};
+use super::constraints::tether::{TetherLengths, TetherSet};
 use super::knobs;
 use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
@@ -293,6 +294,55 @@ pub struct Cloth {
     pub tears: usize,
 }
 
+/// A cloth's long-range attachments and what they were built from ([`super::tethers`]).
+#[derive(Component, Clone, Debug, Default)]
+pub struct Tethers {
+    /// The cloth's own switch (a preset's `tethers`); `None` follows [`SimParams::tethers`].
+    pub enabled: Option<bool>,
+    /// The tethers projected now (empty when off).
+    pub set: TetherSet,
+    /// Rest positions of the vertices the cloth was built with, for [`TetherLengths::Euclidean`].
+    pub rest: Vec<Vec3>,
+    /// What `set` was built from; `None` while off.
+    pub built_for: Option<TetherSource>,
+}
+
+/// What a [`TetherSet`] was built from: a change in any of it rebuilds the tethers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TetherSource {
+    /// The rule for the rest lengths.
+    pub lengths: TetherLengths,
+    /// Particles and stretch edges of the mesh (a tear changes both).
+    pub shape: (usize, usize),
+    /// Attachments and body attachments, counted with repeats.
+    pub attached: usize,
+    /// Their vertices, sorted, without repeats.
+    pub anchors: Vec<u32>,
+}
+
+impl Tethers {
+    /// No tethers yet, for a cloth whose rest positions are `rest`.
+    pub fn at_rest(rest: Vec<Vec3>) -> Self {
+        Self { rest, ..Self::default() }
+    }
+
+    /// Whether the tethers built match a cloth of `shape` (vertices, stretch edges) with `attached` vertices now
+    /// (allocates nothing).
+    pub fn is_current(
+        &self,
+        lengths: TetherLengths,
+        shape: (usize, usize),
+        mut attached: impl Iterator<Item = u32> + Clone,
+    ) -> bool {
+        self.built_for.as_ref().is_some_and(|b| {
+            b.lengths == lengths
+                && b.shape == shape
+                && b.attached == attached.clone().count()
+                && attached.all(|v| b.anchors.binary_search(&v).is_ok())
+        })
+    }
+}
+
 /// Everything a cloth entity is made of, built from a triangle mesh in world space.
 #[derive(Bundle, Clone, Debug)]
 pub struct ClothBundle {
@@ -320,6 +370,8 @@ pub struct ClothBundle {
     pub material: ClothMaterial,
     /// The stiffnesses the solver uses, easing toward the material's.
     pub stiffness: SolverStiffness,
+    /// Long-range attachments, built when switched on.
+    pub tethers: Tethers,
 }
 
 impl ClothBundle {
@@ -343,6 +395,7 @@ impl ClothBundle {
         let rest_angle = quads.iter().map(|q| dihedral_angle(q.map(at)).unwrap_or(std::f32::consts::PI)).collect();
         let rest_distance = quads.iter().map(|q| at(q[2]).distance(at(q[3]))).collect();
         let n = positions.len();
+        let tethers = Tethers::at_rest(positions.clone());
         let mut particles = Particles::new(positions, mass);
         let attachments: Vec<Attachment> =
             attachments.into_iter().filter(|a| (a.vertex as usize) < particles.len()).collect();
@@ -362,6 +415,7 @@ impl ClothBundle {
             self_collision: SelfCollision::default(),
             stiffness: SolverStiffness::of(&material),
             material,
+            tethers,
         })
     }
 

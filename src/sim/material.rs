@@ -25,6 +25,18 @@ pub fn set_material(
     *material = new;
 }
 
+/// `current` with the fields a slider changed from `before` to `after` and no others: editing every cloth at once
+/// sets the moved value on each and keeps what differs between them (the six materials of Fig. 3).
+pub fn edit_material(current: ClothMaterial, before: ClothMaterial, after: ClothMaterial) -> ClothMaterial {
+    let pick = |now: f32, was: f32, new: f32| if new.to_bits() == was.to_bits() { now } else { new };
+    ClothMaterial {
+        stretch_stiffness: pick(current.stretch_stiffness, before.stretch_stiffness, after.stretch_stiffness),
+        bend_stiffness: pick(current.bend_stiffness, before.bend_stiffness, after.bend_stiffness),
+        density: pick(current.density, before.density, after.density),
+        thickness: pick(current.thickness, before.thickness, after.thickness),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use bevy::math::Vec3;
@@ -39,6 +51,16 @@ mod tests {
         assert_eq!((m.stretch_stiffness, m.bend_stiffness), (1.0, BEND_STIFFNESS.default));
         assert_eq!((m.density, m.thickness), (DENSITY.min, THICKNESS.max));
         assert_eq!(ClothMaterial::default().sanitized(), ClothMaterial::default());
+    }
+
+    #[test]
+    fn an_edit_sets_only_the_moved_field() {
+        let shown = ClothMaterial { stretch_stiffness: 1.0, bend_stiffness: 0.5, density: 0.2, thickness: 0.01 };
+        let other = ClothMaterial { stretch_stiffness: 0.3, bend_stiffness: 0.05, density: 0.4, thickness: 0.02 };
+        let moved = ClothMaterial { bend_stiffness: 0.7, ..shown };
+        let edited = edit_material(other, shown, moved);
+        assert_eq!(edited, ClothMaterial { bend_stiffness: 0.7, ..other });
+        assert_eq!(edit_material(other, shown, shown), other, "no change, no edit");
     }
 
     #[test]

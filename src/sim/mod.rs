@@ -37,6 +37,7 @@ pub mod rigid;
 pub mod selfcollide;
 pub mod stages;
 pub mod tearing;
+pub mod tethers;
 pub mod timings;
 pub mod wind;
 

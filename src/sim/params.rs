@@ -5,6 +5,7 @@
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::constraints::tether::TetherLengths;
 use super::knobs;
 
 /// Which bending constraint the solver projects (§4.1).
@@ -74,6 +75,12 @@ pub struct SimParams {
     /// Project each constraint colour on all threads of the compute task pool; off = one thread. The
     /// result is identical either way. Default on.
     pub parallel: bool,
+    /// Long-range attachments (tethers, Kim et al. 2012) on every cloth whose preset does not say otherwise:
+    /// each free vertex stays within its rest distance of its nearest attached vertices
+    /// ([`constraints::tether`](super::constraints::tether)). Default off, as in the paper.
+    pub tethers: bool,
+    /// How a tether's rest length is measured. Default [`TetherLengths::Geodesic`].
+    pub tether_lengths: TetherLengths,
 }
 
 impl Default for SimParams {
@@ -96,6 +103,8 @@ impl Default for SimParams {
             untangle: true,
             pressure: knobs::PRESSURE.default,
             parallel: true,
+            tethers: false,
+            tether_lengths: TetherLengths::Geodesic,
         }
     }
 }

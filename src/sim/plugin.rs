@@ -14,7 +14,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
-use super::{SimParams, StageTimings, colliders, stages};
+use super::{SimParams, StageTimings, colliders, stages, tethers};
 
 /// The schedule holding one pass of lines (5)–(16); run `substeps` times per cloth step.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
@@ -188,7 +188,7 @@ impl Plugin for ClothSimPlugin {
                 stages::damping.in_set(PbdStage::Damping),
                 (colliders::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
                 stages::generate_collisions.in_set(PbdStage::GenerateCollisions),
-                (stages::project, stages::push_out).chain().in_set(PbdStage::Project),
+                (stages::project, tethers::project_tethers, stages::push_out).chain().in_set(PbdStage::Project),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),
@@ -200,7 +200,7 @@ impl Plugin for ClothSimPlugin {
         .add_systems(
             ClothStep,
             (
-                (stages::reset_gust_on_load, stages::update_gust, stages::ease_stiffness)
+                (stages::reset_gust_on_load, stages::update_gust, stages::ease_stiffness, tethers::refresh_tethers)
                     .chain()
                     .in_set(ClothStepSystems::BeforeStep),
                 run_substeps.in_set(ClothStepSystems::Step),

@@ -17,6 +17,7 @@ use crate::sim::SimParams;
 use crate::sim::cloth::{ClothMaterial, Collider};
 use crate::sim::collide::{ColliderMotion, ColliderShape};
 use crate::sim::constraints::attach::Motion;
+use crate::sim::constraints::tether::TetherLengths;
 use crate::sim::knobs::{self, Knob, VectorKnob};
 use crate::sim::params::BendingModel;
 
@@ -52,11 +53,23 @@ pub fn scene(seed: u64) -> SceneDesc {
         seed: rng.random(),
         ..Default::default()
     };
+    draw_later_options(seed, &mut desc);
     clear_the_start(&mut desc);
     if rng.random_bool(HOSTILE) {
         break_one_value(rng, &mut desc);
     }
     desc
+}
+
+/// The options added after the soak's first figures (tethers), drawn from a generator of their own so that
+/// every seed still draws the scenes it drew before, with these options on top.
+fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
+    let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
+    desc.params.tethers = rng.random_bool(0.3);
+    desc.params.tether_lengths = if rng.random_bool(0.5) { TetherLengths::Geodesic } else { TetherLengths::Euclidean };
+    for cloth in &mut desc.cloths {
+        cloth.tethers = rng.random_bool(0.2).then(|| rng.random_bool(0.5));
+    }
 }
 
 /// How far every cloth vertex starts from a collider other than the ground, metres.
@@ -169,6 +182,7 @@ fn params(rng: &mut SmallRng) -> SimParams {
         untangle: rng.random_bool(0.8),
         pressure: knob_value(rng, &knobs::PRESSURE),
         parallel: rng.random_bool(0.5),
+        ..SimParams::default()
     }
 }
 
@@ -233,6 +247,7 @@ fn cloth(rng: &mut SmallRng, k: u32, budget: u32, bodies: &[String], params: &mu
         balloon,
         grips,
         body_grips,
+        tethers: None,
     }
 }
 

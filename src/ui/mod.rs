@@ -17,6 +17,7 @@ pub struct PanelPlugin;
 impl Plugin for PanelPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<stats::FrameRate>()
+            .init_resource::<panel::MaterialTarget>()
             .add_systems(PreUpdate, share_ui_capture)
             .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel))
             .add_systems(EguiPrimaryContextPass, panel::side_panel);

@@ -16,9 +16,9 @@ use crate::scene::spawn::SceneStatus;
 use crate::scene::throws::ThrowQueue;
 use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
-use crate::sim::constraints::attach::Motion;
+use crate::sim::constraints::tether::TetherLengths;
 use crate::sim::knobs::{self, Knob, VectorKnob};
-use crate::sim::material::set_material;
+use crate::sim::material::{edit_material, set_material};
 use crate::sim::params::BendingModel;
 use crate::sim::selfcollide::self_collision_thickness;
 use crate::sim::timings::StepRecord;
@@ -41,8 +41,13 @@ type ClothQuery<'w, 's> = Query<
         &'static BendConstraints,
         &'static Contacts,
         &'static Cloth,
+        Entity,
     ),
 >;
+
+/// Which cloth the material sliders edit: one cloth, or every cloth (`None`).
+#[derive(Resource, Default)]
+pub struct MaterialTarget(pub Option<Entity>);
 
 /// Everything the scene section of the panel reads and changes.
 #[derive(bevy::ecs::system::SystemParam)]
@@ -67,6 +72,7 @@ pub fn side_panel(
     timings: Res<StageTimings>,
     frame_rate: Res<FrameRate>,
     mut throw_settings: ResMut<ThrowSettings>,
+    mut material_target: ResMut<MaterialTarget>,
     mut cloths: ClothQuery,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -84,14 +90,14 @@ pub fn side_panel(
             scenes(ui, &mut scene, &params, &cloths);
             ui.separator();
             solver(ui, &mut params);
-            material(ui, &mut params, &mut cloths);
+            material(ui, &mut params, &mut material_target, &mut cloths);
             collisions(ui, &mut params);
             tearing(ui, &mut params);
             rigid_bodies(ui, &mut throw_settings, &mut scene.throws);
             environment(ui, &mut params);
         });
     });
-    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, cloth)| (p, s, b, c, cloth.tears)));
+    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, cloth, _)| (p, s, b, c, cloth.tears)));
     egui::Window::new("Statistics")
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
         .default_width(250.0)
@@ -150,11 +156,7 @@ fn scenes(ui: &mut egui::Ui, scene: &mut SceneControls, params: &SimParams, clot
         {
             let live: Vec<LiveCloth> = cloths
                 .iter()
-                .map(|(_, material, attachments, .., cloth)| LiveCloth {
-                    name: cloth.name.clone(),
-                    material: *material,
-                    pinned: attachments.0.iter().filter(|a| a.motion == Motion::Fixed).map(|a| a.vertex).collect(),
-                })
+                .map(|(_, material, attachments, .., cloth, _)| LiveCloth::of(cloth, material, attachments))
                 .collect();
             let desc = snapshot(&scene.active.0, params, &live);
             match preset::save_new(&desc) {
@@ -200,15 +202,35 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
             "Project each colour of constraints (a set touching disjoint particles) on all threads of Bevy's \
              compute pool. Off: one thread. The result is identical either way.",
         );
+        ui.checkbox(&mut p.tethers, "tethers (long-range attachments)").on_hover_text(
+            "Kim, Chentanez, Müller 2012: every free vertex stays within its rest distance of its nearest pinned \
+             or gripped vertices, so a hanging cloth keeps its length even at one iteration. Rebuilt when pins \
+             change or the cloth tears. A preset can switch them per cloth.",
+        );
+        if p.tethers {
+            ui.horizontal(|ui| {
+                ui.label("tether length").on_hover_text(
+                    "Geodesic: the distance along the cloth at rest (never too tight). Euclidean: the straight \
+                     distance at rest (tighter for a cloth hanging folded, too tight over a collider).",
+                );
+                ui.radio_value(&mut p.tether_lengths, TetherLengths::Geodesic, "geodesic");
+                ui.radio_value(&mut p.tether_lengths, TetherLengths::Euclidean, "euclidean");
+            });
+        }
     });
 }
 
-fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
+fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, cloths: &mut ClothQuery) {
     section(ui, "Material", true, |ui| {
-        let Some(mut m) = cloths.iter().next().map(|c| *c.1) else {
+        if target.0.is_some_and(|e| !cloths.contains(e)) {
+            target.0 = None;
+        }
+        let shown = target.0.and_then(|e| cloths.get(e).ok()).or_else(|| cloths.iter().next());
+        let Some((mut m, shown)) = shown.map(|c| (*c.1, c.7)) else {
             ui.label("no cloth in the scene");
             return;
         };
+        cloth_picker(ui, target, cloths);
         let before = m;
         knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
         knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
@@ -222,10 +244,10 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
         });
         knob(ui, &mut m.density, &knobs::DENSITY, true);
         knob(ui, &mut m.thickness, &knobs::THICKNESS, true);
-        if let Some(stretch) = cloths.iter().next().map(|c| c.3)
-            && p.self_collision
+        if p.self_collision
+            && let Ok(cloth) = cloths.get(shown)
         {
-            let kept = self_collision_thickness(m.thickness, stretch.rest_length());
+            let kept = self_collision_thickness(m.thickness, cloth.3.rest_length());
             if kept < m.thickness {
                 ui.label(format!("self-collision keeps {:.1} mm", kept * 1000.0)).on_hover_text(
                     "Self-collision keeps at most half the cloth's mean edge length: a thicker band would make \
@@ -234,10 +256,48 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, cloths: &mut ClothQuery) {
             }
         }
         if m != before {
-            for (mut particles, mut material, attachments, ..) in cloths.iter_mut() {
-                set_material(&mut particles, &mut material, &attachments.0, m);
-            }
+            let cloths = cloths.iter_mut().map(|(particles, material, attachments, .., entity)| {
+                (entity, particles.into_inner(), material.into_inner(), attachments)
+            });
+            edit_materials(cloths, target.0, before, m);
         }
+    });
+}
+
+/// A material slider moved from `before` to `after`: the moved fields change on the `target` cloth, or on every
+/// cloth if `None`; nothing else changes.
+pub fn edit_materials<'a>(
+    cloths: impl IntoIterator<Item = (Entity, &'a mut Particles, &'a mut ClothMaterial, &'a Attachments)>,
+    target: Option<Entity>,
+    before: ClothMaterial,
+    after: ClothMaterial,
+) {
+    for (entity, particles, material, attachments) in cloths {
+        if target.is_none_or(|e| e == entity) {
+            let edited = edit_material(*material, before, after);
+            set_material(particles, material, &attachments.0, edited);
+        }
+    }
+}
+
+/// Chooses the cloth the material sliders edit, or every cloth.
+fn cloth_picker(ui: &mut egui::Ui, target: &mut MaterialTarget, cloths: &ClothQuery) {
+    if cloths.iter().nth(1).is_none() {
+        return;
+    }
+    let name_of = |e: Entity| cloths.get(e).map_or_else(|_| String::new(), |c| c.6.name.clone());
+    let selected = target.0.map_or_else(|| "all cloths".to_string(), name_of);
+    ui.horizontal(|ui| {
+        ui.label("edit").on_hover_text(
+            "The cloth the sliders below edit. With all cloths, a slider sets its own value on every cloth and \
+             leaves their other values as they are.",
+        );
+        egui::ComboBox::from_id_salt("material_target").selected_text(selected).show_ui(ui, |ui| {
+            ui.selectable_value(&mut target.0, None, "all cloths");
+            for (.., cloth, entity) in cloths.iter() {
+                ui.selectable_value(&mut target.0, Some(entity), &cloth.name);
+            }
+        });
     });
 }
 

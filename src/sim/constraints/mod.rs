@@ -11,6 +11,7 @@ pub mod coloring;
 pub mod plan;
 pub mod storage;
 pub mod stretch;
+pub mod tether;
 pub mod volume;
 
 use std::sync::Mutex;

@@ -1,0 +1,61 @@
+//! Long-range attachments on live cloths ([`constraints::tether`](super::constraints::tether)): each cloth's
+//! [`Tethers`] component, rebuilt before a step when they are switched on or when what they depend on changed
+//! (pins added or removed with Shift+click, grips, body grips, a tear, the length rule), and projected after the
+//! iterations of each substep.
+
+use std::time::Instant;
+
+use bevy::prelude::*;
+
+use super::cloth::{Attachments, BodyAttachments, Particles, TetherSource, Tethers};
+use super::constraints::storage::StretchConstraints;
+use super::constraints::tether::{TETHERS_PER_VERTEX, TetherSet};
+use super::params::SimParams;
+use super::{PbdStage, StageTimings};
+
+/// Before each cloth step: builds, rebuilds or drops each cloth's tethers to match the switches, the attached
+/// vertices and the mesh. Allocates only when it rebuilds.
+pub fn refresh_tethers(
+    mut cloths: Query<(&mut Tethers, &Particles, &StretchConstraints, &Attachments, &BodyAttachments)>,
+    params: Res<SimParams>,
+) {
+    for (mut tethers, particles, stretch, attachments, held) in &mut cloths {
+        if !tethers.enabled.unwrap_or(params.tethers) {
+            if tethers.built_for.is_some() {
+                tethers.set = TetherSet::default();
+                tethers.built_for = None;
+            }
+            continue;
+        }
+        let shape = (particles.len(), stretch.len());
+        let attached_now = attachments.0.iter().map(|a| a.vertex).chain(held.0.iter().map(|a| a.vertex));
+        if tethers.is_current(params.tether_lengths, shape, attached_now.clone()) {
+            continue;
+        }
+        let mut anchors: Vec<u32> = attached_now.collect();
+        let attached = anchors.len();
+        anchors.sort_unstable();
+        anchors.dedup();
+        let is_free = |v: usize| anchors.binary_search(&(v as u32)).is_err();
+        let edges = (stretch.edges(), stretch.rest_length());
+        let rule = (params.tether_lengths, Some(tethers.rest.as_slice()));
+        let set = TetherSet::build(particles.len(), edges, (&anchors, TETHERS_PER_VERTEX), rule, is_free);
+        let tethers = &mut *tethers;
+        tethers.set = set;
+        tethers.built_for = Some(TetherSource { lengths: params.tether_lengths, shape, attached, anchors });
+    }
+}
+
+/// After the iterations of lines (9)–(11) in every substep: each free vertex back within its tethers' reach
+/// (timed with the projection).
+pub fn project_tethers(mut cloths: Query<(&mut Particles, &Tethers)>, mut timings: ResMut<StageTimings>) {
+    for (mut particles, tethers) in &mut cloths {
+        if tethers.set.is_empty() {
+            continue;
+        }
+        let start = Instant::now();
+        let Particles { p, w, .. } = &mut *particles;
+        tethers.set.project(p, w);
+        timings.add(PbdStage::Project, start);
+    }
+}
