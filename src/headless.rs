@@ -54,6 +54,9 @@ pub struct HeadlessReport {
     /// Mesh edges that pierce a triangle of their own cloth (§4.3): places where the cloth has passed through
     /// itself. Zero for cloth that self-collision has kept apart.
     pub self_intersections: usize,
+    /// Mesh edges of one cloth that pierce a triangle of another: places where two cloths have passed through
+    /// each other.
+    pub cloth_crossings: usize,
     /// Mean wall time of the simulation per frame, milliseconds.
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
@@ -129,6 +132,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         state_hash: String::new(),
         min_collider_distance: f32::INFINITY,
         self_intersections: 0,
+        cloth_crossings: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
@@ -152,7 +156,11 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         &crate::sim::cloth::Cloth,
     )>();
     let mut cloth_hashes = Vec::new();
+    let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
     for (particles, stretch, bend, contacts, mesh, cloth) in cloths.iter(world) {
+        let offset = all_positions.len() as u32;
+        all_positions.extend_from_slice(&particles.x);
+        all_triangles.extend(mesh.triangles.iter().map(|t| t.map(|v| v + offset)));
         cloth_hashes.push(metrics::state_hash(&particles.x, &particles.v));
         r.torn_edges += cloth.tears;
         r.particles += particles.len();
@@ -173,6 +181,8 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
             }
         }
     }
+    // every cloth together pierces itself as each alone does, plus where the cloths cross each other
+    r.cloth_crossings = count_intersections(&all_positions, &all_triangles).saturating_sub(r.self_intersections);
     cloth_hashes.sort_unstable();
     let bits: Vec<u8> = cloth_hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
     r.state_hash = format!("{:016x}", metrics::fnv1a(&bits));

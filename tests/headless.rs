@@ -143,6 +143,8 @@ fn headless_cli_prints_json_and_refuses_unknown_scenes() {
         "finite",
         "bounds",
         "max_speed",
+        "self_intersections",
+        "cloth_crossings",
         "ms_per_frame",
         "stage_ms",
     ] {
@@ -162,4 +164,26 @@ fn headless_cli_prints_json_and_refuses_unknown_scenes() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no_such_scene") && err.contains("hanging_sheet") && err.contains("sphere_drape"), "{err}");
+}
+
+#[test]
+fn cloth_crossings_count_edges_through_another_cloth_only() {
+    let sheet = |name: &str, translation: Vec3, rotation_degrees: Vec3| ClothDesc {
+        name: name.into(),
+        shape: ClothShape::Grid { cols: 10, rows: 10, width: 1.0, depth: 1.0 },
+        placement: Placement { translation, rotation_degrees },
+        pins: vec![PinSelector::Corners],
+        ..ClothDesc::default()
+    };
+    // two sheets through each other at right angles, the crossing line half a cell off both grids' rows
+    let (flat, upright) = (Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.03, 2.05, 0.05));
+    let crossed = SceneDesc {
+        cloths: vec![sheet("flat", flat, Vec3::ZERO), sheet("upright", upright, Vec3::new(90.0, 0.0, 0.0))],
+        ..SceneDesc::default()
+    };
+    let report = headless::run(crossed, 0).unwrap();
+    assert!(report.cloth_crossings >= 10, "{} crossings", report.cloth_crossings);
+    assert_eq!(report.self_intersections, 0);
+    // Fig. 3's six separate pieces cross nothing
+    assert_eq!(headless::run(preset::load("bend_vs_stretch").unwrap(), 30).unwrap().cloth_crossings, 0);
 }

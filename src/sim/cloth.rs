@@ -297,7 +297,7 @@ pub struct Cloth {
 /// A cloth's long-range attachments and what they were built from ([`super::tethers`]).
 #[derive(Component, Clone, Debug, Default)]
 pub struct Tethers {
-    /// The cloth's own switch (a preset's `tethers`); `None` follows [`SimParams::tethers`].
+    /// The cloth's own switch (a preset's `tethers`); `None` follows [`SimParams::tethers`](super::SimParams::tethers).
     pub enabled: Option<bool>,
     /// The tethers projected now (empty when off).
     pub set: TetherSet,

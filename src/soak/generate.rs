@@ -373,3 +373,24 @@ fn break_one_value(rng: &mut SmallRng, desc: &mut SceneDesc) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_options_are_drawn_without_changing_the_earlier_draws() {
+        let scenes: Vec<SceneDesc> = (0..200).map(scene).collect();
+        let with_tethers = scenes.iter().filter(|d| d.params.tethers).count();
+        let per_cloth = scenes.iter().flat_map(|d| &d.cloths).filter(|c| c.tethers.is_some()).count();
+        assert!((30..=90).contains(&with_tethers), "{with_tethers} of 200 scenes with tethers");
+        assert!(per_cloth > 20, "{per_cloth} cloths with their own switch");
+        // the rest of a scene is what its seed drew before the tethers existed
+        let mut plain = scene(7);
+        plain.params.tethers = false;
+        plain.params.tether_lengths = TetherLengths::Geodesic;
+        plain.cloths.iter_mut().for_each(|c| c.tethers = None);
+        let rng = &mut SmallRng::seed_from_u64(7);
+        assert_eq!(plain.params, params(rng), "the parameters drawn first are unchanged");
+    }
+}
