@@ -24,7 +24,7 @@ pub struct HeadlessReport {
     /// Frames run, one fixed step each.
     pub frames: u32,
     /// Simulated seconds.
-    pub sim_time: f32,
+    pub sim_time: f64,
     /// Particles of every cloth.
     pub particles: usize,
     /// Internal constraints: stretch + bending.

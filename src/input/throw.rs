@@ -79,10 +79,10 @@ impl Default for ThrowSettings {
 }
 
 /// The throw from a camera at `origin` along unit `dir`: the ball starts half a metre in front of the camera.
-pub fn throw_along(origin: Vec3, dir: Vec3, settings: &ThrowSettings, now: f32) -> ThrowDesc {
+pub fn throw_along(origin: Vec3, dir: Vec3, settings: &ThrowSettings, now: f64) -> ThrowDesc {
     let s = settings.sanitized();
     ThrowDesc {
-        time: now,
+        time: now as f32,
         from: origin + dir * 0.5,
         velocity: dir * s.ball_speed,
         radius: s.ball_radius,

@@ -62,7 +62,7 @@ pub fn launch_throws(
     let due: Vec<ThrowDesc> = scheduled
         .iter()
         .zip(queue.scheduled_done.iter_mut())
-        .filter(|(t, done)| !**done && t.time <= clock.time)
+        .filter(|(t, done)| !**done && f64::from(t.time) <= clock.time)
         .map(|(t, done)| {
             *done = true;
             *t

@@ -7,6 +7,7 @@ use bevy::prelude::*;
 
 use super::cloth::{Collider, PreviousPose};
 use super::collide::shapes::Shape;
+use super::constraints::attach::{periodic_phase, turned};
 use super::collide::{ColliderMotion, ColliderShape, contacts, point_along, swept};
 use super::parallel::SliceOutputs;
 use super::rigid::RigidBody;
@@ -35,17 +36,18 @@ impl ColliderShape {
 
 impl ColliderMotion {
     /// The pose at time `t` of a collider whose pose at t = 0 is `start`.
-    pub fn pose(&self, start: &Transform, t: f32) -> Transform {
+    pub fn pose(&self, start: &Transform, t: f64) -> Transform {
         match *self {
             ColliderMotion::Static => *start,
             ColliderMotion::Oscillate { axis, amplitude, frequency } => start.with_translation(
                 start.translation
-                    + axis.normalize_or_zero() * amplitude * (std::f32::consts::TAU * frequency * t).sin(),
+                    + axis.normalize_or_zero() * amplitude * periodic_phase(frequency, t).sin(),
             ),
             ColliderMotion::Spin { axis, angular_speed } => start
-                .with_rotation(Quat::from_axis_angle(axis.normalize_or(Vec3::Y), angular_speed * t) * start.rotation),
+                .with_rotation(Quat::from_axis_angle(axis.normalize_or(Vec3::Y), turned(angular_speed, t)) * start.rotation),
             ColliderMotion::Path { ref waypoints, duration, looped } => {
-                let fraction = if looped { (t / duration).rem_euclid(1.0) } else { (t / duration).clamp(0.0, 1.0) };
+                let laps = t / f64::from(duration);
+                let fraction = if looped { laps.rem_euclid(1.0) } else { laps.clamp(0.0, 1.0) } as f32;
                 start.with_translation(start.translation + point_along(waypoints, looped, fraction))
             }
         }
@@ -101,7 +103,7 @@ pub fn move_colliders(
     mut colliders: Query<(&Collider, &mut Transform, &mut PreviousPose), Without<RigidBody>>,
     clock: Res<SimClock>,
 ) {
-    let t = clock.time + clock.dt;
+    let t = clock.time + f64::from(clock.dt);
     for (collider, mut transform, mut previous) in &mut colliders {
         previous.0 = *transform;
         if collider.motion != ColliderMotion::Static {

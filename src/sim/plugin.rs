@@ -106,8 +106,9 @@ pub struct SimClock {
     pub dt: f32,
     /// Length of the cloth step being run, 1/[`SimParams::rate_hz`], seconds.
     pub step_dt: f32,
-    /// Simulated time at the start of the substep being run, seconds.
-    pub time: f32,
+    /// Simulated time at the start of the substep being run, seconds. Double precision: summed in f32, Δt's
+    /// rounding would slow the clock by a fraction of a percent after minutes and stop it after hours.
+    pub time: f64,
     /// Cloth steps completed.
     pub steps: u64,
     /// Index of the substep being run within its step.
@@ -279,7 +280,7 @@ pub fn run_substeps(world: &mut World) {
         let mut clock = world.resource_mut::<SimClock>();
         (clock.dt, clock.substep, clock.substeps) = (dt, substep, params.substeps);
         world.run_schedule(PbdSubstep);
-        world.resource_mut::<SimClock>().time += dt;
+        world.resource_mut::<SimClock>().time += f64::from(dt);
     }
     world.resource_mut::<SimClock>().steps += 1;
     world.resource_mut::<StageTimings>().end_step(start.elapsed());

@@ -74,7 +74,7 @@ pub fn predict(
     for (mut particles, attachments, grabbed) in &mut cloths {
         let Particles { x, v, p, .. } = &mut *particles;
         integrate::predict(x, v, p, clock.dt);
-        apply_attachments(p, &attachments.0, clock.time + clock.dt);
+        apply_attachments(p, &attachments.0, clock.time + f64::from(clock.dt));
         if let Some(g) = grabbed
             && let Some(slot) = p.get_mut(g.vertex as usize)
         {

@@ -46,7 +46,7 @@ pub fn long_run(desc: SceneDesc, minutes: f32) -> LongRun {
         finite: true,
         wall_seconds: 0.0,
     };
-    let end = minutes * 60.0;
+    let end = f64::from(minutes) * 60.0;
     let (mut next_sample, mut after_first_minute) = (1.0, None);
     let mut frames = 0;
     loop {

@@ -23,7 +23,7 @@ pub struct StepWatch {
     grabs: Vec<(Entity, Vec3)>,
     /// Each cloth's [`invariants::hanging_length`] and [`invariants::span`] at the start.
     hangs: Vec<(Entity, f32, f32)>,
-    time: f32,
+    time: f64,
     /// Broken invariants, at most [`KEPT_PER_INVARIANT`] of each.
     pub violations: Vec<Violation>,
     /// Largest stretch of a stiff, held-still, untorn cloth away from colliders.
@@ -84,7 +84,7 @@ impl StepWatch {
     /// move bound scales with the simulated time that passed).
     pub fn after_step(&mut self, world: &mut World, frame: u32) {
         let params = world.resource::<SimParams>().sanitized();
-        let elapsed = world.resource::<SimClock>().time - self.time;
+        let elapsed = (world.resource::<SimClock>().time - self.time) as f32;
         let (shapes, shape_names): (Vec<Shape>, Vec<String>) = world
             .query::<(&Collider, &Transform, Option<&Name>)>()
             .iter(world)

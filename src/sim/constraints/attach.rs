@@ -38,17 +38,17 @@ pub enum Motion {
 
 impl Motion {
     /// Where a point anchored at `anchor` is at time `t`.
-    pub fn target(&self, anchor: Vec3, t: f32) -> Vec3 {
+    pub fn target(&self, anchor: Vec3, t: f64) -> Vec3 {
         match *self {
             Motion::Fixed => anchor,
             Motion::Oscillate { axis, amplitude, frequency } => {
-                anchor + axis.normalize_or_zero() * amplitude * (std::f32::consts::TAU * frequency * t).sin()
+                anchor + axis.normalize_or_zero() * amplitude * periodic_phase(frequency, t).sin()
             }
             Motion::Rotate { center, axis, angular_speed } => {
                 let axis = axis.normalize_or(Vec3::Y);
-                center + Quat::from_axis_angle(axis, angular_speed * t) * (anchor - center)
+                center + Quat::from_axis_angle(axis, turned(angular_speed, t)) * (anchor - center)
             }
-            Motion::Linear { velocity } => anchor + velocity * t,
+            Motion::Linear { velocity } => anchor + velocity * t as f32,
         }
     }
 
@@ -86,8 +86,19 @@ impl Attachment {
     }
 }
 
+/// The phase 2π·f·t of a motion of `frequency` Hz at time `t`, reduced to one turn in double precision so it
+/// stays exact however long the scene runs.
+pub fn periodic_phase(frequency: f32, t: f64) -> f32 {
+    (std::f64::consts::TAU * f64::from(frequency) * t).rem_euclid(std::f64::consts::TAU) as f32
+}
+
+/// The angle in radians turned at `angular_speed` rad/s by time `t`, reduced to one turn like [`periodic_phase`].
+pub fn turned(angular_speed: f32, t: f64) -> f32 {
+    (f64::from(angular_speed) * t).rem_euclid(std::f64::consts::TAU) as f32
+}
+
 /// Writes each attachment's target at time `t` into the predictions `p` (§3.6).
-pub fn apply_attachments(p: &mut [Vec3], attachments: &[Attachment], t: f32) {
+pub fn apply_attachments(p: &mut [Vec3], attachments: &[Attachment], t: f64) {
     for a in attachments {
         if let Some(slot) = p.get_mut(a.vertex as usize) {
             *slot = a.motion.target(a.anchor, t);
@@ -116,9 +127,9 @@ mod tests {
             Motion::Linear { velocity: Vec3::new(0.0, 2.0, 1.0) },
         ];
         for m in motions {
-            let dt = 1e-4;
+            let dt = 1e-4f64;
             let fastest = (0..20_000)
-                .map(|k| m.target(anchor, (k + 1) as f32 * dt).distance(m.target(anchor, k as f32 * dt)) / dt)
+                .map(|k| m.target(anchor, f64::from(k + 1) * dt).distance(m.target(anchor, f64::from(k) * dt)) / dt as f32)
                 .fold(0.0, f32::max);
             assert!((fastest - m.max_speed(anchor)).abs() < 1e-2 * m.max_speed(anchor), "{m:?}: {fastest}");
         }
