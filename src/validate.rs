@@ -152,6 +152,8 @@ knob_checks! {
     bend_stiffness => BEND_STIFFNESS, within -> f32;
     density => DENSITY, positive -> f32;
     thickness => THICKNESS, positive -> f32;
+    stretch_compliance => STRETCH_COMPLIANCE, within -> f32;
+    bend_compliance => BEND_COMPLIANCE, within -> f32;
     optional_friction => FRICTION, optional_within -> Option<f32>;
     optional_restitution => RESTITUTION, optional_within -> Option<f32>;
 }

@@ -11,7 +11,7 @@ use drape::sim::constraints::tether::TetherLengths;
 use drape::sim::damping::damp_velocities;
 use drape::sim::knobs::{self, Knob};
 use drape::sim::material::set_material;
-use drape::sim::params::BendingModel;
+use drape::sim::params::{BendingModel, Solver};
 use drape::sim::{SimParams, metrics};
 use drape::soak::invariants::GUARANTEED;
 use drape::soak::watch::StepWatch;
@@ -84,6 +84,7 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
         parallel: rng.random_bool(0.5),
         tethers: rng.random_bool(0.5),
         tether_lengths: if rng.random_bool(0.5) { TetherLengths::Geodesic } else { TetherLengths::Euclidean },
+        solver: if rng.random_bool(0.5) { Solver::Pbd } else { Solver::Xpbd },
     }
 }
 
@@ -93,6 +94,8 @@ fn wild_material(rng: &mut SmallRng) -> ClothMaterial {
         bend_stiffness: wild(rng, &knobs::BEND_STIFFNESS),
         density: wild(rng, &knobs::DENSITY),
         thickness: wild(rng, &knobs::THICKNESS),
+        stretch_compliance: wild(rng, &knobs::STRETCH_COMPLIANCE),
+        bend_compliance: wild(rng, &knobs::BEND_COMPLIANCE),
     }
 }
 

@@ -15,13 +15,14 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 12] = [
+const SHIPPED: [&str; 13] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
     "curtain",
     "flag",
     "hanging_sheet",
+    "pbd_vs_xpbd",
     "self_fold",
     "sphere_drape",
     "stripes",

@@ -9,6 +9,7 @@ use crate::sim::SimParams;
 use crate::sim::cloth::ClothMaterial;
 use crate::sim::collide::{ColliderMotion, ColliderShape};
 use crate::sim::constraints::attach::Motion;
+use crate::sim::params::Solver;
 use crate::validate;
 
 /// A whole scene: cloths, colliders, solver parameters, camera.
@@ -185,6 +186,9 @@ pub struct ClothDesc {
     /// Long-range attachments for this cloth alone, overriding `params.tethers` (absent: follow it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tethers: Option<bool>,
+    /// The solver for this cloth alone, overriding `params.solver` (absent: follow it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solver: Option<Solver>,
 }
 
 /// Vertices attached to a rigid body: they hold on to the body point where they are at the start, and the
@@ -220,6 +224,7 @@ impl Default for ClothDesc {
             grips: Vec::new(),
             body_grips: Vec::new(),
             tethers: None,
+            solver: None,
         }
     }
 }

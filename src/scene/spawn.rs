@@ -261,6 +261,7 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
     }
     let mut bundle = cloth.build().map_err(err)?;
     bundle.tethers.enabled = desc.tethers;
+    bundle.solver.chosen = desc.solver;
     Ok(bundle)
 }
 

@@ -13,11 +13,13 @@ use super::constraints::attach::Attachment;
 use super::constraints::bend::dihedral_angle;
 use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
+use super::constraints::response::Multipliers;
 pub use super::constraints::storage::{BendConstraints, StretchConstraints};
 use super::constraints::tether::{TetherLengths, TetherSet};
 use super::knobs;
 use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
+use super::params::Solver;
 use super::rigid::RigidBody;
 use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
 
@@ -185,6 +187,12 @@ pub struct ClothMaterial {
     /// Thickness h in metres, the gap kept to colliders and between layers (§3.4, §4.3): [`knobs::THICKNESS`].
     #[serde(deserialize_with = "crate::validate::thickness")]
     pub thickness: f32,
+    /// XPBD's compliance α of the edge constraints, m/N: [`knobs::STRETCH_COMPLIANCE`].
+    #[serde(deserialize_with = "crate::validate::stretch_compliance")]
+    pub stretch_compliance: f32,
+    /// XPBD's compliance α of the bending constraints: [`knobs::BEND_COMPLIANCE`].
+    #[serde(deserialize_with = "crate::validate::bend_compliance")]
+    pub bend_compliance: f32,
 }
 
 impl Default for ClothMaterial {
@@ -194,14 +202,22 @@ impl Default for ClothMaterial {
             bend_stiffness: knobs::BEND_STIFFNESS.default,
             density: knobs::DENSITY.default,
             thickness: knobs::THICKNESS.default,
+            stretch_compliance: knobs::STRETCH_COMPLIANCE.default,
+            bend_compliance: knobs::BEND_COMPLIANCE.default,
         }
     }
 }
 
 impl ClothMaterial {
     /// The material's knobs, in the order of the fields.
-    pub const KNOBS: &[knobs::Knob] =
-        &[knobs::STRETCH_STIFFNESS, knobs::BEND_STIFFNESS, knobs::DENSITY, knobs::THICKNESS];
+    pub const KNOBS: &[knobs::Knob] = &[
+        knobs::STRETCH_STIFFNESS,
+        knobs::BEND_STIFFNESS,
+        knobs::DENSITY,
+        knobs::THICKNESS,
+        knobs::STRETCH_COMPLIANCE,
+        knobs::BEND_COMPLIANCE,
+    ];
 
     /// A copy with every field forced into its knob's range (a non-finite value becomes the knob's default).
     pub fn sanitized(&self) -> Self {
@@ -210,32 +226,50 @@ impl ClothMaterial {
             bend_stiffness: knobs::BEND_STIFFNESS.clamp(self.bend_stiffness),
             density: knobs::DENSITY.clamp(self.density),
             thickness: knobs::THICKNESS.clamp(self.thickness),
+            stretch_compliance: knobs::STRETCH_COMPLIANCE.clamp(self.stretch_compliance),
+            bend_compliance: knobs::BEND_COMPLIANCE.clamp(self.bend_compliance),
         }
     }
 }
 
-/// The stiffnesses the solver uses: they follow [`ClothMaterial`]'s with time constant
-/// [`SolverStiffness::EASING`], so a stiffness changed live reshapes a resting cloth quasi-statically instead
-/// of making it jump.
+/// The stiffnesses and compliances the solver uses: they follow [`ClothMaterial`]'s with time constant
+/// [`SolverStiffness::EASING`], so a material changed live reshapes a resting cloth quasi-statically instead
+/// of making it jump. A solver switched live is met the same way: the projection blends the two solvers'
+/// corrections, the new one's share easing from 0 to 1 ([`response::Blend`](super::constraints::response::Blend)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct SolverStiffness {
     /// k_stretch the solver uses now (§4.1).
     pub stretch: f32,
     /// k_bend the solver uses now (§4.1).
     pub bend: f32,
+    /// XPBD's stretch compliance α the solver uses now, m/N.
+    pub stretch_compliance: f32,
+    /// XPBD's bending compliance α the solver uses now.
+    pub bend_compliance: f32,
+    /// The share of XPBD in the projection's corrections, 0 (the paper's) to 1 (XPBD); `None` before the
+    /// first step, which takes the cloth's solver at once.
+    pub xpbd_share: Option<f32>,
 }
 
 impl SolverStiffness {
     /// Time constant of the easing, seconds.
     pub const EASING: f32 = 0.6;
+    /// How long a solver switch takes, seconds.
+    pub const SWITCH: f32 = 1.5;
 
-    /// The material's stiffnesses, not eased.
+    /// The material's stiffnesses and compliances, not eased.
     pub fn of(material: &ClothMaterial) -> Self {
-        Self { stretch: material.stretch_stiffness, bend: material.bend_stiffness }
+        Self {
+            stretch: material.stretch_stiffness,
+            bend: material.bend_stiffness,
+            stretch_compliance: material.stretch_compliance,
+            bend_compliance: material.bend_compliance,
+            xpbd_share: None,
+        }
     }
 
-    /// Moves toward `material`'s stiffnesses over `dt` seconds.
-    pub fn ease_toward(&mut self, material: &ClothMaterial, dt: f32) {
+    /// Moves toward `material`'s values and `solver` over `dt` seconds.
+    pub fn ease_toward(&mut self, material: &ClothMaterial, solver: Solver, dt: f32) {
         let a = 1.0 - (-dt / Self::EASING).exp();
         let step = |current: f32, target: f32| {
             let next = current + (target - current) * a;
@@ -243,6 +277,27 @@ impl SolverStiffness {
         };
         self.stretch = step(self.stretch, material.stretch_stiffness);
         self.bend = step(self.bend, material.bend_stiffness);
+        // compliances span orders of magnitude: eased in ln(α + 1e-9), so a step from 1e-6 to 1e-2 takes as
+        // long as one from 1e-4 to 1
+        let log_step = |current: f32, target: f32| {
+            const FLOOR: f32 = 1e-9;
+            let (now, to) = ((current + FLOOR).ln(), (target + FLOOR).ln());
+            let next = now + (to - now) * a;
+            if (to - next).abs() < 1e-3 || !next.is_finite() { target } else { (next.exp() - FLOOR).max(0.0) }
+        };
+        self.stretch_compliance = log_step(self.stretch_compliance, material.stretch_compliance);
+        self.bend_compliance = log_step(self.bend_compliance, material.bend_compliance);
+        let target = if solver == Solver::Xpbd { 1.0 } else { 0.0 };
+        let glide = |share: f32| share + (target - share).clamp(-dt / Self::SWITCH, dt / Self::SWITCH);
+        self.xpbd_share = Some(self.xpbd_share.map_or(target, glide));
+    }
+
+    /// XPBD's weight in the projection's corrections: its share through a smoothstep, because a small share of
+    /// XPBD's full corrections already stiffens the paper's k' a lot, so the weight leaves 0 and comes back to it
+    /// slowly in both directions.
+    pub fn xpbd_weight(&self) -> f32 {
+        let s = self.xpbd_share.unwrap_or(0.0).clamp(0.0, 1.0);
+        s * s * (3.0 - 2.0 * s)
     }
 }
 
@@ -372,6 +427,24 @@ pub struct ClothBundle {
     pub stiffness: SolverStiffness,
     /// Long-range attachments, built when switched on.
     pub tethers: Tethers,
+    /// The cloth's own solver choice and XPBD's multipliers.
+    pub solver: ClothSolver,
+}
+
+/// One cloth's solver: its own choice, overriding [`SimParams::solver`](super::SimParams), and XPBD's λ.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct ClothSolver {
+    /// The solver of this cloth alone (a preset's `solver`); `None` follows the parameters.
+    pub chosen: Option<Solver>,
+    /// XPBD's Lagrange multipliers of the substep being run.
+    pub multipliers: Multipliers,
+}
+
+impl ClothSolver {
+    /// The solver this cloth uses under `global`, the parameters' choice.
+    pub fn active(&self, global: Solver) -> Solver {
+        self.chosen.unwrap_or(global)
+    }
 }
 
 impl ClothBundle {
@@ -414,6 +487,7 @@ impl ClothBundle {
             contacts: Contacts::default(),
             self_collision: SelfCollision::default(),
             stiffness: SolverStiffness::of(&material),
+            solver: ClothSolver::default(),
             material,
             tethers,
         })

@@ -7,8 +7,8 @@ use bevy::prelude::*;
 
 use super::cloth::{Collider, PreviousPose};
 use super::collide::shapes::Shape;
-use super::constraints::attach::{periodic_phase, turned};
 use super::collide::{ColliderMotion, ColliderShape, contacts, point_along, swept};
+use super::constraints::attach::{periodic_phase, turned};
 use super::parallel::SliceOutputs;
 use super::rigid::RigidBody;
 use super::{SimClock, SimParams};
@@ -40,11 +40,11 @@ impl ColliderMotion {
         match *self {
             ColliderMotion::Static => *start,
             ColliderMotion::Oscillate { axis, amplitude, frequency } => start.with_translation(
-                start.translation
-                    + axis.normalize_or_zero() * amplitude * periodic_phase(frequency, t).sin(),
+                start.translation + axis.normalize_or_zero() * amplitude * periodic_phase(frequency, t).sin(),
             ),
-            ColliderMotion::Spin { axis, angular_speed } => start
-                .with_rotation(Quat::from_axis_angle(axis.normalize_or(Vec3::Y), turned(angular_speed, t)) * start.rotation),
+            ColliderMotion::Spin { axis, angular_speed } => start.with_rotation(
+                Quat::from_axis_angle(axis.normalize_or(Vec3::Y), turned(angular_speed, t)) * start.rotation,
+            ),
             ColliderMotion::Path { ref waypoints, duration, looped } => {
                 let laps = t / f64::from(duration);
                 let fraction = if looped { laps.rem_euclid(1.0) } else { laps.clamp(0.0, 1.0) } as f32;

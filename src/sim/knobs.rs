@@ -291,6 +291,32 @@ pub const BEND_STIFFNESS: Knob = Knob {
     doc: "k_bend of the bending constraints: 0 is silk, 1 is card.",
 };
 
+/// XPBD's stretch compliance α.
+pub const STRETCH_COMPLIANCE: Knob = Knob {
+    name: "stretch_compliance",
+    label: "stretch compliance",
+    unit: "m/N",
+    min: 0.0,
+    max: 1.0,
+    default: 0.0,
+    section: "§4.1; XPBD eq. (18)",
+    doc: "With the XPBD solver: the inverse stiffness α of each edge, the stretch one newton of tension gives it \
+          (0 is inextensible). Iteration- and substep-independent.",
+};
+
+/// XPBD's bending compliance α.
+pub const BEND_COMPLIANCE: Knob = Knob {
+    name: "bend_compliance",
+    label: "bending compliance",
+    unit: "1/(N·m)",
+    min: 0.0,
+    max: 10000.0,
+    default: 100.0,
+    section: "§4.1, Appendix A; XPBD eq. (18)",
+    doc: "With the XPBD solver: the inverse stiffness α of each hinge, the angle in radians one newton-metre of \
+          torque folds it (with the distance bending model, metres per newton across the hinge).",
+};
+
 /// Areal density ρ.
 pub const DENSITY: Knob = Knob {
     name: "density",
@@ -364,7 +390,8 @@ mod tests {
     #[test]
     fn material_defaults_match_the_table() {
         let d = ClothMaterial::default();
-        let fields = [d.stretch_stiffness, d.bend_stiffness, d.density, d.thickness];
+        let fields =
+            [d.stretch_stiffness, d.bend_stiffness, d.density, d.thickness, d.stretch_compliance, d.bend_compliance];
         for (value, knob) in fields.iter().zip(ClothMaterial::KNOBS) {
             assert_eq!(*value, knob.default, "{}", knob.name);
         }

@@ -34,6 +34,8 @@ pub fn edit_material(current: ClothMaterial, before: ClothMaterial, after: Cloth
         bend_stiffness: pick(current.bend_stiffness, before.bend_stiffness, after.bend_stiffness),
         density: pick(current.density, before.density, after.density),
         thickness: pick(current.thickness, before.thickness, after.thickness),
+        stretch_compliance: pick(current.stretch_compliance, before.stretch_compliance, after.stretch_compliance),
+        bend_compliance: pick(current.bend_compliance, before.bend_compliance, after.bend_compliance),
     }
 }
 
@@ -46,7 +48,13 @@ mod tests {
 
     #[test]
     fn sanitized_material_clamps_into_the_knobs_and_replaces_non_finite_values() {
-        let wild = ClothMaterial { stretch_stiffness: 3.0, bend_stiffness: f32::NAN, density: 0.0, thickness: 1.0 };
+        let wild = ClothMaterial {
+            stretch_stiffness: 3.0,
+            bend_stiffness: f32::NAN,
+            density: 0.0,
+            thickness: 1.0,
+            ..Default::default()
+        };
         let m = wild.sanitized();
         assert_eq!((m.stretch_stiffness, m.bend_stiffness), (1.0, BEND_STIFFNESS.default));
         assert_eq!((m.density, m.thickness), (DENSITY.min, THICKNESS.max));
@@ -55,11 +63,13 @@ mod tests {
 
     #[test]
     fn an_edit_sets_only_the_moved_field() {
-        let shown = ClothMaterial { stretch_stiffness: 1.0, bend_stiffness: 0.5, density: 0.2, thickness: 0.01 };
-        let other = ClothMaterial { stretch_stiffness: 0.3, bend_stiffness: 0.05, density: 0.4, thickness: 0.02 };
+        let shown = ClothMaterial { stretch_stiffness: 1.0, bend_stiffness: 0.5, ..Default::default() };
+        let other = ClothMaterial { density: 0.4, thickness: 0.02, stretch_compliance: 0.3, ..Default::default() };
         let moved = ClothMaterial { bend_stiffness: 0.7, ..shown };
         let edited = edit_material(other, shown, moved);
         assert_eq!(edited, ClothMaterial { bend_stiffness: 0.7, ..other });
+        let moved = ClothMaterial { bend_compliance: 5.0, ..shown };
+        assert_eq!(edit_material(other, shown, moved), ClothMaterial { bend_compliance: 5.0, ..other });
         assert_eq!(edit_material(other, shown, shown), other, "no change, no edit");
     }
 

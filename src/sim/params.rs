@@ -19,6 +19,19 @@ pub enum BendingModel {
     Distance,
 }
 
+/// How the constraints' material enters the projection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Solver {
+    /// The paper's: stiffness k ∈ [0, 1] per constraint, linearised over the iterations k' = 1 − (1 − k)^(1/n)
+    /// (§3.3). The material still depends on the substep count.
+    #[default]
+    Pbd,
+    /// XPBD (Macklin, Müller, Chentanez 2016): a compliance α in physical units per constraint and a Lagrange
+    /// multiplier λ kept over the iterations of a substep, Δλ = (−C − α̃λ) / (Σ wᵢ|∇Cᵢ|² + α̃), α̃ = α/Δt². The
+    /// material is the same whatever the iteration and substep counts.
+    Xpbd,
+}
+
 /// Every global knob of the solver. The numeric ones have their unit, range, default and meaning in the tables
 /// of [`knobs`] ([`SimParams::KNOBS`], [`SimParams::VECTOR_KNOBS`]).
 #[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -81,6 +94,9 @@ pub struct SimParams {
     pub tethers: bool,
     /// How a tether's rest length is measured. Default [`TetherLengths::Geodesic`].
     pub tether_lengths: TetherLengths,
+    /// How stretch and bending respond: the paper's stiffness or XPBD's compliance, for every cloth whose preset
+    /// does not choose. Default [`Solver::Pbd`].
+    pub solver: Solver,
 }
 
 impl Default for SimParams {
@@ -105,6 +121,7 @@ impl Default for SimParams {
             parallel: true,
             tethers: false,
             tether_lengths: TetherLengths::Geodesic,
+            solver: Solver::Pbd,
         }
     }
 }

@@ -9,8 +9,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, Collider, Contact,
-    Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
+    Contact, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
@@ -171,23 +171,37 @@ type ProjectedCloth = (
     (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
     (&'static ClothMesh, &'static SelfCollision, Option<&'static mut Balloon>),
     &'static mut Contacts,
-    &'static SolverStiffness,
+    (&'static SolverStiffness, &'static mut ClothSolver),
 );
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
-pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
+pub fn project(
+    mut cloths: Query<ProjectedCloth>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+    mut timings: ResMut<StageTimings>,
+) {
     let start = Instant::now();
     let threads = solver_threads(params.parallel);
-    for (mut particles, (stretch, bend, mut plan), (mesh, self_collision, balloon), mut contacts, stiffness) in
-        &mut cloths
+    for (
+        mut particles,
+        (stretch, bend, mut plan),
+        (mesh, self_collision, balloon),
+        mut contacts,
+        (stiffness, solver),
+    ) in &mut cloths
     {
         if !plan.is_for(stretch, bend) || plan.threads() != threads {
             *plan = ProjectionPlan::new(stretch, bend, threads);
         }
-        let settings = SolverSettings {
+        let mut settings = SolverSettings {
             parallel: threads > 1,
             ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
         };
+        let share = stiffness.xpbd_weight();
+        if share > 0.0 {
+            settings = settings.xpbd([stiffness.stretch_compliance, stiffness.bend_compliance], share, clock.dt);
+        }
         let Particles { x, p, w, .. } = &mut *particles;
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
@@ -202,7 +216,8 @@ pub fn project(mut cloths: Query<ProjectedCloth>, params: Res<SimParams>, mut ti
             volume_target,
             ..ClothConstraints::internal(stretch, bend, &plan)
         };
-        let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient };
+        let multipliers = &mut solver.into_inner().multipliers;
+        let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient, multipliers };
         project_constraints(p, x, w, cloth, scratch, settings);
     }
     timings.add(PbdStage::Project, start);
@@ -292,12 +307,16 @@ pub fn couple_bodies(
     timings.add(PbdStage::VelocityResponse, start);
 }
 
-/// Before each cloth step: the solver's stiffnesses follow the materials (see [`SolverStiffness`]).
-pub fn ease_stiffness(mut cloths: Query<(&ClothMaterial, &mut SolverStiffness)>, clock: Res<SimClock>) {
-    let dt = clock.step_dt;
-    for (material, mut stiffness) in &mut cloths {
+/// Before each cloth step: the solver's stiffnesses and compliances follow the materials, and the share of XPBD
+/// the cloth's solver (see [`SolverStiffness`]).
+pub fn ease_stiffness(
+    mut cloths: Query<(&ClothMaterial, &mut SolverStiffness, &ClothSolver)>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+) {
+    for (material, mut stiffness, solver) in &mut cloths {
         let mut next = *stiffness;
-        next.ease_toward(material, dt);
+        next.ease_toward(material, solver.active(params.solver), clock.step_dt);
         stiffness.set_if_neq(next);
     }
 }

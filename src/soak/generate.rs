@@ -19,7 +19,7 @@ use crate::sim::collide::{ColliderMotion, ColliderShape};
 use crate::sim::constraints::attach::Motion;
 use crate::sim::constraints::tether::TetherLengths;
 use crate::sim::knobs::{self, Knob, VectorKnob};
-use crate::sim::params::BendingModel;
+use crate::sim::params::{BendingModel, Solver};
 
 /// Upper bound on particles × iterations × substeps of a drawn scene, so a thousand scenes run in minutes while
 /// the counts still reach the ends of their ranges (200 iterations on a small cloth, 64 substeps on a tiny one).
@@ -61,14 +61,31 @@ pub fn scene(seed: u64) -> SceneDesc {
     desc
 }
 
-/// The options added after the soak's first figures (tethers), drawn from a generator of their own so that
-/// every seed still draws the scenes it drew before, with these options on top.
+/// The options added after the soak's first figures (tethers, then XPBD), drawn from a generator of their own,
+/// each after the ones before, so that every seed still draws the scenes it drew before, with these on top.
 fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
     desc.params.tethers = rng.random_bool(0.3);
     desc.params.tether_lengths = if rng.random_bool(0.5) { TetherLengths::Geodesic } else { TetherLengths::Euclidean };
     for cloth in &mut desc.cloths {
         cloth.tethers = rng.random_bool(0.2).then(|| rng.random_bool(0.5));
+    }
+    let solver = |rng: &mut SmallRng| if rng.random_bool(0.4) { Solver::Xpbd } else { Solver::Pbd };
+    desc.params.solver = solver(rng);
+    for cloth in &mut desc.cloths {
+        cloth.solver = rng.random_bool(0.2).then(|| solver(rng));
+        cloth.material.stretch_compliance = compliance_value(rng, &knobs::STRETCH_COMPLIANCE);
+        cloth.material.bend_compliance = compliance_value(rng, &knobs::BEND_COMPLIANCE);
+    }
+}
+
+/// A compliance of `knob`: zero, its ends, or log-uniform over eight decades below its maximum.
+fn compliance_value(rng: &mut SmallRng, knob: &Knob) -> f32 {
+    match rng.random_range(0..8) {
+        0 => knob.min,
+        1 => knob.max,
+        2 => knob.default,
+        _ => knob.max * 10f32.powf(-8.0 * rng.random::<f32>()),
     }
 }
 
@@ -192,6 +209,7 @@ fn material(rng: &mut SmallRng) -> ClothMaterial {
         bend_stiffness: knob_value(rng, &knobs::BEND_STIFFNESS),
         density: knob_value(rng, &knobs::DENSITY),
         thickness: knob_value(rng, &knobs::THICKNESS),
+        ..ClothMaterial::default()
     }
 }
 
@@ -248,6 +266,7 @@ fn cloth(rng: &mut SmallRng, k: u32, budget: u32, bodies: &[String], params: &mu
         grips,
         body_grips,
         tethers: None,
+        solver: None,
     }
 }
 

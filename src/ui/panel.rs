@@ -15,11 +15,13 @@ use crate::scene::snapshot::{LiveCloth, snapshot};
 use crate::scene::spawn::SceneStatus;
 use crate::scene::throws::ThrowQueue;
 use crate::scene::{ActiveScene, SceneRequest};
-use crate::sim::cloth::{Attachments, BendConstraints, Cloth, ClothMaterial, Contacts, Particles, StretchConstraints};
+use crate::sim::cloth::{
+    Attachments, BendConstraints, Cloth, ClothMaterial, ClothSolver, Contacts, Particles, StretchConstraints,
+};
 use crate::sim::constraints::tether::TetherLengths;
 use crate::sim::knobs::{self, Knob, VectorKnob};
 use crate::sim::material::{edit_material, set_material};
-use crate::sim::params::BendingModel;
+use crate::sim::params::{BendingModel, Solver};
 use crate::sim::selfcollide::self_collision_thickness;
 use crate::sim::timings::StepRecord;
 use crate::sim::{PbdStage, SimControl, SimParams, StageTimings};
@@ -40,6 +42,7 @@ type ClothQuery<'w, 's> = Query<
         &'static StretchConstraints,
         &'static BendConstraints,
         &'static Contacts,
+        &'static ClothSolver,
         &'static Cloth,
         Entity,
     ),
@@ -97,7 +100,7 @@ pub fn side_panel(
             environment(ui, &mut params);
         });
     });
-    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, cloth, _)| (p, s, b, c, cloth.tears)));
+    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _, cloth, _)| (p, s, b, c, cloth.tears)));
     egui::Window::new("Statistics")
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
         .default_width(250.0)
@@ -197,6 +200,17 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
         knob(ui, &mut p.iterations, &knobs::ITERATIONS, true);
         knob(ui, &mut p.substeps, &knobs::SUBSTEPS, true);
         knob(ui, &mut p.rate_hz, &knobs::RATE_HZ, false);
+        ui.horizontal(|ui| {
+            ui.label("solver").on_hover_text(
+                "PBD: the paper's stiffness k ∈ [0, 1], made independent of the iteration count by §3.3 but not of \
+                 the substep count. XPBD (Macklin et al. 2016): a compliance in physical units (m/N) and a \
+                 multiplier per constraint, the same material at any iteration and substep count. The material \
+                 sliders show the active solver's values; switching converts what the solver uses now and eases \
+                 to the material, so the cloth does not jump.",
+            );
+            ui.radio_value(&mut p.solver, Solver::Pbd, "PBD");
+            ui.radio_value(&mut p.solver, Solver::Xpbd, "XPBD");
+        });
         let threads = crate::sim::parallel::solver_threads(true);
         ui.checkbox(&mut p.parallel, format!("parallel projection ({threads} threads)")).on_hover_text(
             "Project each colour of constraints (a set touching disjoint particles) on all threads of Bevy's \
@@ -226,14 +240,25 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
             target.0 = None;
         }
         let shown = target.0.and_then(|e| cloths.get(e).ok()).or_else(|| cloths.iter().next());
-        let Some((mut m, shown)) = shown.map(|c| (*c.1, c.7)) else {
+        let Some((mut m, shown, own_solver)) = shown.map(|c| (*c.1, c.8, c.6.chosen)) else {
             ui.label("no cloth in the scene");
             return;
         };
         cloth_picker(ui, target, cloths);
         let before = m;
-        knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
-        knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
+        match own_solver.unwrap_or(p.solver) {
+            Solver::Pbd => {
+                knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
+                knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
+            }
+            Solver::Xpbd => {
+                knob(ui, &mut m.stretch_compliance, &knobs::STRETCH_COMPLIANCE, true);
+                knob(ui, &mut m.bend_compliance, &knobs::BEND_COMPLIANCE, true);
+            }
+        }
+        if let Some(own) = own_solver {
+            ui.label(format!("this cloth's preset sets its solver: {own:?}"));
+        }
         ui.horizontal(|ui| {
             ui.label("bending model").on_hover_text(
                 "Dihedral: the paper's angle constraint arccos(n1·n2) − φ0, independent of stretching (§4.1, Fig. 3). \
@@ -285,7 +310,7 @@ fn cloth_picker(ui: &mut egui::Ui, target: &mut MaterialTarget, cloths: &ClothQu
     if cloths.iter().nth(1).is_none() {
         return;
     }
-    let name_of = |e: Entity| cloths.get(e).map_or_else(|_| String::new(), |c| c.6.name.clone());
+    let name_of = |e: Entity| cloths.get(e).map_or_else(|_| String::new(), |c| c.7.name.clone());
     let selected = target.0.map_or_else(|| "all cloths".to_string(), name_of);
     ui.horizontal(|ui| {
         ui.label("edit").on_hover_text(

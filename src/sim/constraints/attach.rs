@@ -129,7 +129,9 @@ mod tests {
         for m in motions {
             let dt = 1e-4f64;
             let fastest = (0..20_000)
-                .map(|k| m.target(anchor, f64::from(k + 1) * dt).distance(m.target(anchor, f64::from(k) * dt)) / dt as f32)
+                .map(|k| {
+                    m.target(anchor, f64::from(k + 1) * dt).distance(m.target(anchor, f64::from(k) * dt)) / dt as f32
+                })
                 .fold(0.0, f32::max);
             assert!((fastest - m.max_speed(anchor)).abs() < 1e-2 * m.max_speed(anchor), "{m:?}: {fastest}");
         }

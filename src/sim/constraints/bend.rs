@@ -14,6 +14,7 @@
 use bevy::math::{BVec4A, Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
+use super::response::{Response, Stiffness};
 use super::stretch::sweep_distances;
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
@@ -128,7 +129,13 @@ fn acos(x: Vec4) -> Vec4 {
 /// degenerate triangle, a zero or NaN denominator or a non-finite step leaves its pair alone, and the error is
 /// clamped to [`MAX_ANGLE_STEP`].
 #[inline(always)]
-fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], rest: Vec4, k: f32, active: u32) {
+fn project_dihedral_x4(
+    p: &mut impl ParticleAccess,
+    quads: [[usize; 4]; LANES],
+    rest: Vec4,
+    (r, at): (&mut impl Response, usize),
+    active: u32,
+) {
     let corner = |c: usize| Vec3x4::positions(p, quads.map(|q| q[c]));
     let hinge = Hinge4::new([corner(0), corner(1), corner(2), corner(3)]);
     let flat = hinge.nearly_flat();
@@ -141,13 +148,14 @@ fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], 
     let denominator =
         w1 * g1.length_squared() + w2 * g2.length_squared() + w3 * g3.length_squared() + w4 * g4.length_squared();
     let error = (hinge.angle() - rest).clamp(Vec4::splat(-MAX_ANGLE_STEP), Vec4::splat(MAX_ANGLE_STEP));
-    let scale = Vec4::splat(-k) * error / denominator;
+    let scale = r.scale_x4(at, error, denominator);
     let skip = flat
         | hinge.degenerate()
         | denominator.is_nan_mask()
         | denominator.cmple(Vec4::splat(f32::MIN_POSITIVE))
         | !scale.is_finite_mask();
     let moving = active & !skip.bitmask();
+    r.commit_x4(at, scale, moving);
     let (m1, m2, m3, m4) = (g1.scale(scale * w1), g2.scale(scale * w2), g3.scale(scale * w3), g4.scale(scale * w4));
     // constant lanes: a lane picked at run time is read back through the stack
     for (lane, q) in quads.iter().enumerate() {
@@ -164,19 +172,20 @@ fn project_dihedral_x4(p: &mut impl ParticleAccess, quads: [[usize; 4]; LANES], 
 /// (`project_dihedral_x4`), so the quads must be of one colour (no two share a particle). The last
 /// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive.
 #[inline(always)]
-pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
+pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], r: &mut impl Response) {
     let n = quads.len().min(rest_angle.len());
     let indices = |q: &[u32; 4]| q.map(|i| i as usize);
     let ((groups, quad_tail), (rests, rest_tail)) =
         (quads[..n].as_chunks::<LANES>(), rest_angle[..n].as_chunks::<LANES>());
-    for (group, rest) in groups.iter().zip(rests) {
-        project_dihedral_x4(p, group.map(|q| indices(&q)), Vec4::from_array(*rest), k, (1 << LANES) - 1);
+    for (g, (group, rest)) in groups.iter().zip(rests).enumerate() {
+        let at = LANES * g;
+        project_dihedral_x4(p, group.map(|q| indices(&q)), Vec4::from_array(*rest), (&mut *r, at), (1 << LANES) - 1);
     }
     if let (Some(first), Some(&first_rest)) = (quad_tail.first(), rest_tail.first()) {
         let quad = |j: usize| indices(quad_tail.get(j).unwrap_or(first));
         let rest = |j: usize| rest_tail.get(j).copied().unwrap_or(first_rest);
         let (quads, rest) = ([quad(0), quad(1), quad(2), quad(3)], Vec4::new(rest(0), rest(1), rest(2), rest(3)));
-        project_dihedral_x4(p, quads, rest, k, (1 << quad_tail.len()) - 1);
+        project_dihedral_x4(p, quads, rest, (r, LANES * groups.len()), (1 << quad_tail.len()) - 1);
     }
 }
 
@@ -184,18 +193,18 @@ pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angl
 /// each shared edge. Unlike the dihedral term it also resists stretching across the edge. The quads must be of
 /// one colour ([`sweep_distances`]).
 #[inline(always)]
-pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], k: f32) {
-    sweep_distances(p, quads, rest, k, |q| [q[2], q[3]]);
+pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], r: &mut impl Response) {
+    sweep_distances(p, quads, rest, r, |q| [q[2], q[3]]);
 }
 
-/// One Gauss–Seidel sweep over all dihedral bending constraints.
+/// One Gauss–Seidel sweep over all dihedral bending constraints, with the paper's stiffness `k`.
 pub fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
-    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, k);
+    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, &mut Stiffness(k));
 }
 
-/// One sweep of opposite-vertex distance bending over all quads.
+/// One sweep of opposite-vertex distance bending over all quads, with the paper's stiffness `k`.
 pub fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest: &[f32], k: f32) {
-    sweep_opposite_distance(&mut Slices { p, w }, quads, rest, k);
+    sweep_opposite_distance(&mut Slices { p, w }, quads, rest, &mut Stiffness(k));
 }
 
 #[cfg(test)]
@@ -344,7 +353,7 @@ mod tests {
     impl PackedWork for DihedralSweep<'_> {
         #[inline(always)]
         fn run(self) {
-            sweep_dihedral(&mut Slices { p: self.0, w: self.1 }, self.2, self.3, 0.7);
+            sweep_dihedral(&mut Slices { p: self.0, w: self.1 }, self.2, self.3, &mut Stiffness(0.7));
         }
     }
 

@@ -2,13 +2,14 @@
 //! fixed order (stretch, bending, contacts), each projected by eq. (6)–(9) with inverse-mass weights.
 //! Each sweep goes colour by colour (`coloring`, `plan`), the colours shared by threads (`crate::sim::parallel`).
 //! Stiffness enters through k' = 1 − (1 − k)^(1/n_s) (§3.3) so the result does not depend on the iteration
-//! count n_s.
+//! count n_s — or, with the XPBD solver, as a compliance with a multiplier per constraint ([`response`]).
 
 pub mod access;
 pub mod attach;
 pub mod bend;
 pub mod coloring;
 pub mod plan;
+pub mod response;
 pub mod storage;
 pub mod stretch;
 pub mod tether;
@@ -20,6 +21,7 @@ use bevy::math::Vec3;
 
 use self::access::SharedParticles;
 use self::plan::{Chunk, ProjectionPlan, Work};
+use self::response::{Blend, Compliance, Multipliers, Response, SharedMultipliers, Stiffness};
 use self::storage::{BendConstraints, StretchConstraints};
 use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
@@ -41,6 +43,17 @@ pub struct SolverSettings {
     pub bending_model: BendingModel,
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
+    /// With the XPBD solver, its compliances and share; `None`: the paper's stiffnesses above alone.
+    pub compliance: Option<XpbdSettings>,
+}
+
+/// XPBD's part in a projection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct XpbdSettings {
+    /// The time-scaled compliances α̃ = α/Δt² of stretch and of bending ([`response::Compliance`]).
+    pub alpha: [f32; 2],
+    /// XPBD's share of the corrections, in (0, 1]: below 1 while the solver switches ([`response::Blend`]).
+    pub share: f32,
 }
 
 impl SolverSettings {
@@ -53,7 +66,15 @@ impl SolverSettings {
             bend_k: linearized(k_bend, iterations),
             bending_model,
             parallel: true,
+            compliance: None,
         }
+    }
+
+    /// The same settings with XPBD's compliances α (stretch, bending) for substeps of `dt` seconds, XPBD making
+    /// `share` of the corrections (1: all).
+    pub fn xpbd(self, [stretch, bend]: [f32; 2], share: f32, dt: f32) -> Self {
+        let tilde = |alpha: f32| alpha / (dt * dt);
+        Self { compliance: Some(XpbdSettings { alpha: [tilde(stretch), tilde(bend)], share }), ..self }
     }
 
     /// The same settings, projected on one thread.
@@ -100,12 +121,15 @@ impl<'a> ClothConstraints<'a> {
     }
 }
 
-/// Per-step buffers the projection writes: the contacts (friction bookkeeping) and the volume gradient.
+/// Per-step buffers the projection writes: the contacts (friction bookkeeping), the volume gradient and XPBD's
+/// multipliers.
 pub struct ProjectionScratch<'a> {
     /// The collision constraints; the projection records what it did with each.
     pub contacts: &'a mut [Contact],
     /// Scratch for the volume constraint's gradient ∇C (§4.4).
     pub volume_gradient: &'a mut Vec<Vec3>,
+    /// XPBD's λ, zeroed here when the settings ask for XPBD; untouched otherwise.
+    pub multipliers: &'a mut Multipliers,
 }
 
 /// Lines (9)–(11): projects all constraints of one cloth `iterations` times onto the predictions `p`
@@ -134,7 +158,11 @@ pub fn project_constraints(
         return;
     };
     let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
-    let projector = Projector { particles, cloth, settings, x, scratch: Mutex::new(scratch) };
+    if settings.compliance.is_some() {
+        scratch.multipliers.reset(stretch.len(), bend.len());
+    }
+    let multipliers = SharedMultipliers::new(scratch.multipliers);
+    let projector = Projector { particles, cloth, settings, x, multipliers, scratch: Mutex::new(scratch) };
     let work = |j: usize| {
         if let Some(chunk) = plan.chunks().get(j) {
             with_avx2((&projector, chunk));
@@ -149,6 +177,7 @@ struct Projector<'a> {
     cloth: ClothConstraints<'a>,
     settings: SolverSettings,
     x: &'a [Vec3],
+    multipliers: SharedMultipliers,
     scratch: Mutex<ProjectionScratch<'a>>,
 }
 
@@ -157,29 +186,32 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
     #[inline(always)]
     fn run(self) {
         let (projector, chunk) = self;
-        let Projector { particles, cloth, settings, x, .. } = *projector;
-        let ClothConstraints { stretch, bend, triangles, self_contacts, self_contact_halves, thickness, .. } = cloth;
+        let Projector { particles, cloth, settings, x, multipliers, .. } = *projector;
+        let ClothConstraints { triangles, self_contacts, self_contact_halves, thickness, .. } = cloth;
         let mut view = particles;
         let range = chunk.start as usize..chunk.end as usize;
         match chunk.work {
-            Work::Stretch => stretch::sweep_stretch(
-                &mut view,
-                &stretch.edges()[range.clone()],
-                &stretch.rest_length()[range],
-                settings.stretch_k,
-            ),
-            Work::Bend if settings.bend_k > 0.0 => {
-                let quads = &bend.quads()[range.clone()];
-                match settings.bending_model {
-                    BendingModel::Dihedral => {
-                        bend::sweep_dihedral(&mut view, quads, &bend.rest_angle()[range], settings.bend_k)
-                    }
-                    BendingModel::Distance => {
-                        bend::sweep_opposite_distance(&mut view, quads, &bend.rest_distance()[range], settings.bend_k)
+            Work::Stretch | Work::Bend => {
+                let bending = chunk.work == Work::Bend;
+                let k = if bending { settings.bend_k } else { settings.stretch_k };
+                let model = settings.bending_model;
+                match settings.compliance {
+                    None if bending && k <= 0.0 => {}
+                    None => sweep_internal(&mut view, cloth, model, chunk, &mut Stiffness(k)),
+                    Some(XpbdSettings { alpha, share }) => {
+                        // SAFETY: chunks of one phase cover disjoint ranges of one kind, and `project_constraints`
+                        // holds the multipliers mutably until every chunk is done
+                        let lambda = unsafe { multipliers.chunk(bending, range) };
+                        let xpbd = Compliance { alpha: alpha[usize::from(bending)], lambda };
+                        if share >= 1.0 {
+                            sweep_internal(&mut view, cloth, model, chunk, &mut { xpbd });
+                        } else {
+                            let mut blend = Blend { paper: Stiffness(k), xpbd, share };
+                            sweep_internal(&mut view, cloth, model, chunk, &mut blend);
+                        }
                     }
                 }
             }
-            Work::Bend => {}
             Work::Contacts => {
                 if let Ok(mut scratch) = projector.scratch.lock() {
                     project_contacts(&mut view, x, scratch.contacts);
@@ -205,6 +237,27 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 }
             }
         }
+    }
+}
+
+/// One stretch or bending chunk swept with response `r`.
+#[inline(always)]
+fn sweep_internal(
+    view: &mut SharedParticles,
+    cloth: ClothConstraints,
+    model: BendingModel,
+    chunk: &Chunk,
+    r: &mut impl Response,
+) {
+    let ClothConstraints { stretch, bend, .. } = cloth;
+    let range = chunk.start as usize..chunk.end as usize;
+    if chunk.work == Work::Stretch {
+        return stretch::sweep_stretch(view, &stretch.edges()[range.clone()], &stretch.rest_length()[range], r);
+    }
+    let quads = &bend.quads()[range.clone()];
+    match model {
+        BendingModel::Dihedral => bend::sweep_dihedral(view, quads, &bend.rest_angle()[range], r),
+        BendingModel::Distance => bend::sweep_opposite_distance(view, quads, &bend.rest_distance()[range], r),
     }
 }
 

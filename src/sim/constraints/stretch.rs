@@ -3,12 +3,19 @@
 use bevy::math::{Vec3, Vec4};
 
 use super::access::{ParticleAccess, Slices};
+use super::response::{Response, Stiffness};
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
 /// Projects one distance constraint between particles `i` and `j` with rest length `rest` and (linearised)
 /// stiffness `k`: eq. (10)–(11), the special case of eq. (8)–(9) for C = |p_i − p_j| − d.
 #[inline]
 pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f32, k: f32) {
+    respond_distance(p, (i, j), rest, &mut Stiffness(k), 0);
+}
+
+/// [`project_distance`] with any [`Response`]; `at` is the constraint's index for it.
+#[inline(always)]
+fn respond_distance(p: &mut impl ParticleAccess, (i, j): (usize, usize), rest: f32, r: &mut impl Response, at: usize) {
     let (wi, wj) = (p.w(i), p.w(j));
     let w_sum = wi + wj;
     if w_sum <= 0.0 {
@@ -19,7 +26,7 @@ pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f
     if len <= f32::EPSILON {
         return;
     }
-    let correction = d * (k * (len - rest) / (len * w_sum));
+    let correction = d * r.distance_factor(at, len - rest, len, w_sum);
     p.shift(i, -correction * wi);
     p.shift(j, correction * wj);
 }
@@ -28,14 +35,19 @@ pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f
 /// arithmetic (see [`crate::sim::lanes`]): particles `i[lane]` and `j[lane]` are the ends of lane `lane`'s
 /// constraint, and are to move by lane `lane` of the two results.
 #[inline(always)]
-fn distance_moves_x4(p: &impl ParticleAccess, (i, j): Ends, rest: [f32; LANES], k: f32) -> (Vec3x4, Vec3x4) {
+fn distance_moves_x4(
+    p: &impl ParticleAccess,
+    (i, j): Ends,
+    rest: [f32; LANES],
+    (r, at): (&mut impl Response, usize),
+) -> (Vec3x4, Vec3x4) {
     let (wi, wj) = (inverse_masses(p, i), inverse_masses(p, j));
     let w_sum = wi + wj;
     let d = Vec3x4::positions(p, i) - Vec3x4::positions(p, j);
     let len = d.length_squared().sqrt();
     let moves = !(w_sum.cmple(Vec4::ZERO) | len.cmple(Vec4::splat(f32::EPSILON)));
     // a constraint that must not move gets a zero correction (as the scalar kernel returns early)
-    let factor = Vec4::select(moves, Vec4::splat(k) * (len - Vec4::from_array(rest)) / (len * w_sum), Vec4::ZERO);
+    let factor = r.distance_factor_x4(at, len - Vec4::from_array(rest), len, w_sum, moves);
     let correction = d.scale(factor);
     (correction.scale(-wi), correction.scale(wj))
 }
@@ -62,7 +74,7 @@ pub fn sweep_distances<T>(
     p: &mut impl ParticleAccess,
     items: &[T],
     rest: &[f32],
-    k: f32,
+    r: &mut impl Response,
     ends: impl Fn(&T) -> [u32; 2],
 ) {
     let n = items.len().min(rest.len());
@@ -72,33 +84,37 @@ pub fn sweep_distances<T>(
     };
     let ((groups, item_tail), (rests, rest_tail)) = (items[..n].as_chunks::<LANES>(), rest[..n].as_chunks::<LANES>());
     let ((pairs, odd_group), (rest_pairs, odd_rest)) = (groups.as_chunks::<2>(), rests.as_chunks::<2>());
-    for ([a, b], [rest_a, rest_b]) in pairs.iter().zip(rest_pairs) {
+    for (pair, ([a, b], [rest_a, rest_b])) in pairs.iter().zip(rest_pairs).enumerate() {
         let (ends_a, ends_b) = (group_ends(a), group_ends(b));
-        let (moves_a, moves_b) = (distance_moves_x4(p, ends_a, *rest_a, k), distance_moves_x4(p, ends_b, *rest_b, k));
+        let at = 2 * LANES * pair;
+        let moves_a = distance_moves_x4(p, ends_a, *rest_a, (&mut *r, at));
+        let moves_b = distance_moves_x4(p, ends_b, *rest_b, (&mut *r, at + LANES));
         apply_x4(p, ends_a, moves_a);
         apply_x4(p, ends_b, moves_b);
     }
+    let at = 2 * LANES * pairs.len();
     for (group, rest) in odd_group.iter().zip(odd_rest) {
         let ends = group_ends(group);
-        let moves = distance_moves_x4(p, ends, *rest, k);
+        let moves = distance_moves_x4(p, ends, *rest, (&mut *r, at));
         apply_x4(p, ends, moves);
     }
-    for (item, &l0) in item_tail.iter().zip(rest_tail) {
+    let at = LANES * groups.len();
+    for (t, (item, &l0)) in item_tail.iter().zip(rest_tail).enumerate() {
         let [a, b] = ends(item);
-        project_distance(p, a as usize, b as usize, l0, k);
+        respond_distance(p, (a as usize, b as usize), l0, r, at + t);
     }
 }
 
 /// One Gauss–Seidel sweep over the stretch constraints `edges` with rest lengths `rest`, in array order; the
 /// constraints must be of one colour ([`sweep_distances`]).
 #[inline]
-pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f32], k: f32) {
-    sweep_distances(p, edges, rest, k, |&edge| edge);
+pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f32], r: &mut impl Response) {
+    sweep_distances(p, edges, rest, r, |&edge| edge);
 }
 
-/// One Gauss–Seidel sweep over all stretch constraints, in array order.
+/// One Gauss–Seidel sweep over all stretch constraints, in array order, with the paper's stiffness `k`.
 pub fn project_stretch(p: &mut [Vec3], w: &[f32], edges: &[[u32; 2]], rest: &[f32], k: f32) {
-    sweep_stretch(&mut Slices { p, w }, edges, rest, k);
+    sweep_stretch(&mut Slices { p, w }, edges, rest, &mut Stiffness(k));
 }
 
 #[cfg(test)]
