@@ -5,12 +5,13 @@ use bevy::prelude::*;
 
 use super::invariants::{self, Violation};
 use crate::sim::cloth::{
-    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, Collider, Contacts, Grabbed, Particles,
+    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, ClothSolver, Collider, Contacts, Grabbed, Particles,
     StretchConstraints,
 };
 use crate::sim::collide::ColliderMotion;
 use crate::sim::collide::shapes::Shape;
 use crate::sim::integrate::MAX_SPEED;
+use crate::sim::params::Solver;
 use crate::sim::rigid::RigidBody;
 use crate::sim::{SimClock, SimParams, metrics};
 
@@ -116,10 +117,10 @@ impl StepWatch {
             &Cloth,
             Option<&Grabbed>,
             Has<Balloon>,
-            &Contacts,
+            (&Contacts, &ClothSolver),
         )>();
         for (entity, previous) in &self.before {
-            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon, contacts)) =
+            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon, (contacts, solver))) =
                 cloths.get(world, *entity)
             else {
                 continue;
@@ -178,7 +179,13 @@ impl StepWatch {
                 inflated: balloon && params.pressure > 1.0,
             }
             .resolves(material.stretch_stiffness, stretch.rest_length());
-            if material.stretch_stiffness >= invariants::STIFF && !params.tearing && held_still && !held_against_motion
+            // the bound is the paper's stiff cloth's; under XPBD the compliance, not k, sets the stretch
+            let paper = solver.active(params.solver) == Solver::Pbd;
+            if paper
+                && material.stretch_stiffness >= invariants::STIFF
+                && !params.tearing
+                && held_still
+                && !held_against_motion
             {
                 if !resolved {
                     self.unresolved_stretch_checks += 1;
