@@ -44,7 +44,7 @@ pub struct SolverSettings {
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
     /// With the XPBD solver, its compliances and share; `None`: the paper's stiffnesses above alone.
-    pub compliance: Option<XpbdSettings>,
+    pub xpbd: Option<XpbdSettings>,
 }
 
 /// XPBD's part in a projection.
@@ -66,7 +66,7 @@ impl SolverSettings {
             bend_k: linearized(k_bend, iterations),
             bending_model,
             parallel: true,
-            compliance: None,
+            xpbd: None,
         }
     }
 
@@ -74,7 +74,7 @@ impl SolverSettings {
     /// `share` of the corrections (1: all).
     pub fn xpbd(self, [stretch, bend]: [f32; 2], share: f32, dt: f32) -> Self {
         let tilde = |alpha: f32| alpha / (dt * dt);
-        Self { compliance: Some(XpbdSettings { alpha: [tilde(stretch), tilde(bend)], share }), ..self }
+        Self { xpbd: Some(XpbdSettings { alpha: [tilde(stretch), tilde(bend)], share }), ..self }
     }
 
     /// The same settings, projected on one thread.
@@ -158,7 +158,7 @@ pub fn project_constraints(
         return;
     };
     let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
-    if settings.compliance.is_some() {
+    if settings.xpbd.is_some() {
         scratch.multipliers.reset(stretch.len(), bend.len());
     }
     let multipliers = SharedMultipliers::new(scratch.multipliers);
@@ -195,7 +195,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 let bending = chunk.work == Work::Bend;
                 let k = if bending { settings.bend_k } else { settings.stretch_k };
                 let model = settings.bending_model;
-                match settings.compliance {
+                match settings.xpbd {
                     None if bending && k <= 0.0 => {}
                     None => sweep_internal(&mut view, cloth, model, chunk, &mut Stiffness(k)),
                     Some(XpbdSettings { alpha, share }) => {
