@@ -6,13 +6,14 @@ use drape::headless;
 use drape::scene::preset;
 
 /// (preset, `state_hash` after 120 frames with `parallel: false`).
-const PINNED: [(&str, &str); 13] = [
+const PINNED: [(&str, &str); 14] = [
     ("balloon", "fdb0cdfc96d97209"),
     ("barrel", "a7b3199bcf94c91c"),
     ("bend_vs_stretch", "12acb548cb731454"),
     ("curtain", "33e894348bf90941"),
     ("flag", "15ad7dd5e49db838"),
     ("hanging_sheet", "0d983363f014661e"),
+    ("layers", "b2284ae441a00591"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "4178394a8d1cf7a0"),
     ("sphere_drape", "790bff7f88627ed8"),

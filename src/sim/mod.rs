@@ -9,8 +9,8 @@
 //! | (5) | [`PbdStage::ExternalForces`] | [`stages::external_forces`] → [`integrate::apply_gravity`], [`integrate::apply_aerodynamics_by_color`], [`rigid::RigidBody::apply_gravity`] |
 //! | (6) | [`PbdStage::Damping`] | [`stages::damping`] → [`damping::damp_velocities`] (§3.5) |
 //! | (7) | [`PbdStage::Predict`] | [`colliders::move_colliders`] → [`collide::ColliderMotion::pose`]; [`stages::move_bodies`] → [`rigid::RigidBody::integrate`], [`rigid::RigidBody::collide_with_plane`]; [`stages::predict`] → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
-//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] in each collider's frame ([`collide::swept`], §3.4), body holds (§4.2), [`selfcollide::find_self_contacts`] (§4.3) |
-//! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A); [`stages::push_out`] → [`collide::contacts::push_out_of_colliders`] (§3.4 on the projected positions) |
+//! | (8) | [`PbdStage::GenerateCollisions`] | [`stages::generate_collisions`] → [`collide::contacts::generate_contacts`] in each collider's frame ([`collide::swept`], §3.4), body holds (§4.2), [`selfcollide::find_self_contacts`] (§4.3); [`cloth_contacts::find_cloth_contacts`] between cloths |
+//! | (9)–(11) | [`PbdStage::Project`] | [`stages::project`] → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A); [`tethers::project_tethers`]; [`cloth_contacts::project_cloth_contacts`]; [`stages::push_out`] → [`collide::contacts::push_out_of_colliders`] (§3.4 on the projected positions) |
 //! | (12)–(15) | [`PbdStage::UpdateVelocity`] | [`stages::update_velocity`] → [`integrate::update_velocities`] |
 //! | (16) | [`PbdStage::VelocityResponse`] | [`stages::velocity_response`] → [`collide::response::apply_friction_restitution`]; [`stages::couple_bodies`] → [`rigid::RigidBody::take_from_vertex`] with −m_i (Δp_i/Δt + Δv_i) (§4.2) |
 //!
@@ -19,6 +19,7 @@
 //! Lines (1)–(3) are the cloth builder ([`cloth::ClothBundle::from_mesh`]); line (4)/(17) is the cloth-step loop.
 
 pub mod cloth;
+pub mod cloth_contacts;
 pub mod collide;
 pub mod colliders;
 pub mod constraints;

@@ -94,6 +94,9 @@ pub struct SimParams {
     pub tethers: bool,
     /// How a tether's rest length is measured. Default [`TetherLengths::Geodesic`].
     pub tether_lengths: TetherLengths,
+    /// Cloth against cloth: every cloth's vertices kept off every other cloth's triangles
+    /// ([`cloth_contacts`](super::cloth_contacts)). Default off.
+    pub cloth_collision: bool,
     /// How stretch and bending respond: the paper's stiffness or XPBD's compliance, for every cloth whose preset
     /// does not choose. Default [`Solver::Pbd`].
     pub solver: Solver,
@@ -121,6 +124,7 @@ impl Default for SimParams {
             parallel: true,
             tethers: false,
             tether_lengths: TetherLengths::Geodesic,
+            cloth_collision: false,
             solver: Solver::Pbd,
         }
     }

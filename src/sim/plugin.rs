@@ -14,7 +14,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
-use super::{SimParams, StageTimings, colliders, stages, tethers};
+use super::{SimParams, StageTimings, cloth_contacts, colliders, stages, tethers};
 
 /// The schedule holding one pass of lines (5)–(16); run `substeps` times per cloth step.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
@@ -159,6 +159,7 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<ClothTimeAccumulator>()
             .init_resource::<StageTimings>()
             .init_resource::<colliders::CollisionWorld>()
+            .init_resource::<cloth_contacts::ClothContacts>()
             .init_resource::<stages::Wind>()
             .init_resource::<stages::GustSeed>()
             .init_schedule(PbdSubstep)
@@ -188,8 +189,12 @@ impl Plugin for ClothSimPlugin {
                 stages::external_forces.in_set(PbdStage::ExternalForces),
                 stages::damping.in_set(PbdStage::Damping),
                 (colliders::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
-                stages::generate_collisions.in_set(PbdStage::GenerateCollisions),
-                (stages::project, tethers::project_tethers, stages::push_out).chain().in_set(PbdStage::Project),
+                (stages::generate_collisions, cloth_contacts::find_cloth_contacts)
+                    .chain()
+                    .in_set(PbdStage::GenerateCollisions),
+                (stages::project, tethers::project_tethers, stages::push_out, cloth_contacts::project_cloth_contacts)
+                    .chain()
+                    .in_set(PbdStage::Project),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),

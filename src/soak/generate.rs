@@ -77,6 +77,7 @@ fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
         cloth.material.stretch_compliance = compliance_value(rng, &knobs::STRETCH_COMPLIANCE);
         cloth.material.bend_compliance = compliance_value(rng, &knobs::BEND_COMPLIANCE);
     }
+    desc.params.cloth_collision = rng.random_bool(0.4);
 }
 
 /// A compliance of `knob`: zero, its ends, or log-uniform over eight decades below its maximum.
@@ -404,10 +405,11 @@ mod tests {
         let per_cloth = scenes.iter().flat_map(|d| &d.cloths).filter(|c| c.tethers.is_some()).count();
         assert!((30..=90).contains(&with_tethers), "{with_tethers} of 200 scenes with tethers");
         assert!(per_cloth > 20, "{per_cloth} cloths with their own switch");
-        // the rest of a scene is what its seed drew before the tethers existed
+        // the rest of a scene is what its seed drew before the later options existed
         let mut plain = scene(7);
         plain.params.tethers = false;
         plain.params.tether_lengths = TetherLengths::Geodesic;
+        (plain.params.solver, plain.params.cloth_collision) = (Solver::Pbd, false);
         plain.cloths.iter_mut().for_each(|c| c.tethers = None);
         let rng = &mut SmallRng::seed_from_u64(7);
         assert_eq!(plain.params, params(rng), "the parameters drawn first are unchanged");

@@ -345,6 +345,10 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
             "§4.3: vertices keep the cloth thickness h from the triangles of their own cloth, on the side they \
              came from (eq. 12–13), found with a spatial hash each step.",
         );
+        ui.checkbox(&mut p.cloth_collision, "cloth against cloth").on_hover_text(
+            "The same constraint between different cloths: every cloth's vertices keep the larger thickness from \
+             every other cloth's triangles, found with the same hash, untangled the same way.",
+        );
         ui.checkbox(&mut p.untangle, "untangle").on_hover_text(
             "Where the cloth already passes through itself, release the contacts that hold the smaller side \
              of the crossing there, so the cloth pulls it back through (after Baraff, Witkin and Kass 2003).",

@@ -17,6 +17,9 @@ const MIN_QUERY_SLICE: usize = 64;
 pub struct SelfContactSearch {
     /// Test every pair whose boxes overlap, with no normal-cone culling (for comparisons).
     pub full_search: bool,
+    /// The group of each vertex (the cloth of a mesh made of several); when not empty, only pairs whose vertex and
+    /// triangle's first corner lie in different groups are tested (cloth against cloth).
+    pub groups: Vec<u32>,
     pub(super) patches: Patches,
     /// Steps left to search without culling, after a step where culling skipped too little to pay for itself.
     unculled_steps: u32,
@@ -68,7 +71,9 @@ pub fn find_self_contacts(
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
-    let SelfContactSearch { full_search, patches, unculled_steps, hash, slices } = search;
+    let SelfContactSearch { full_search, groups, patches, unculled_steps, hash, slices } = search;
+    let groups = &*groups;
+    let group_of = |v: u32| groups.get(v as usize);
     let cull = !*full_search && *unculled_steps == 0;
     if cull {
         patches.update(x, p, triangles, h, parallel);
@@ -106,6 +111,7 @@ pub fn find_self_contacts(
         for group in queries.chunk_by(|a, b| a.cells == b.cells) {
             hash.for_each_overlap(group, |v, t| {
                 if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
+                    && (groups.is_empty() || group_of(v) != group_of(triangles[t as usize][0]))
                     && (!cull || patches.pair_needed(v, t))
                     && let Some(count) = tested.get_mut((v as usize).wrapping_sub(first))
                     && *count < MAX_CANDIDATES_PER_VERTEX
