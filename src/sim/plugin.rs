@@ -192,7 +192,7 @@ impl Plugin for ClothSimPlugin {
                 (stages::generate_collisions, cloth_contacts::find_cloth_contacts)
                     .chain()
                     .in_set(PbdStage::GenerateCollisions),
-                (stages::project, tethers::project_tethers, stages::push_out, cloth_contacts::project_cloth_contacts)
+                (stages::project, tethers::project_tethers, cloth_contacts::project_cloth_contacts, stages::push_out)
                     .chain()
                     .in_set(PbdStage::Project),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),

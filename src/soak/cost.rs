@@ -61,7 +61,14 @@ impl CostModel {
     /// The most a step of `desc`, with `particles` particles, may cost.
     pub fn allowed_ms(&self, desc: &SceneDesc, particles: usize) -> f64 {
         let linear = self.intercept_ms + self.ms_per_million * work_per_step(desc, particles);
-        let searched = if desc.params.self_collision { particles as f64 / 1e6 } else { 0.0 };
+        // self-collision searches once per step; cloth against cloth, all cloths together, once per substep
+        let self_searches = f64::from(u8::from(desc.params.self_collision));
+        let cloth_searches = if desc.params.cloth_collision && desc.cloths.len() > 1 {
+            f64::from(desc.params.sanitized().substeps)
+        } else {
+            0.0
+        };
+        let searched = (self_searches + cloth_searches) * particles as f64 / 1e6;
         Self::FACTOR * linear + Self::SEARCH_FACTOR * self.self_search_ms_per_million * searched + Self::SLACK_MS
     }
 }
