@@ -101,6 +101,16 @@ pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> A
 
 /// Runs `desc` for `frames` fixed steps and reports on the result; fails if the scene does not build.
 pub fn run(desc: SceneDesc, frames: u32) -> Result<HeadlessReport, String> {
+    run_then(desc, frames, |_| Ok(())).map(|(report, ())| report)
+}
+
+/// [`run`], then `then` on the world as the run left it (to export its cloths, say); fails if the scene does not
+/// build or `then` fails.
+pub fn run_then<T>(
+    desc: SceneDesc,
+    frames: u32,
+    then: impl FnOnce(&mut World) -> Result<T, String>,
+) -> Result<(HeadlessReport, T), String> {
     let name = desc.name.clone();
     let mut app = headless_app(desc);
     if let Some(e) = &app.world().resource::<SceneStatus>().error {
@@ -109,7 +119,8 @@ pub fn run(desc: SceneDesc, frames: u32) -> Result<HeadlessReport, String> {
     for _ in 0..frames {
         app.update();
     }
-    Ok(report(app.world_mut(), &name, frames))
+    let extra = then(app.world_mut())?;
+    Ok((report(app.world_mut(), &name, frames), extra))
 }
 
 /// Measures the world's cloths now.

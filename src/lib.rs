@@ -34,6 +34,7 @@
 //! | [`mesh_sync`] | [`mesh_sync::ClothMeshPlugin`]: each cloth's `Mesh` updated in place every frame |
 //! | [`input`] | (feature `picking`) grabbing, flinging and pinning with the mouse: [`input::ClothPickingPlugin`] |
 //! | [`scene`] | plain-data scene descriptions (RON presets) and spawning them as entities |
+//! | [`export`] | the cloths as a Wavefront OBJ file |
 //! | [`headless`] | the same schedule with no window: the JSON report used by tests and scripts |
 //! | `render`, `ui`, `window`, `bench`, `soak` | (feature `app`) the desktop demo: visuals, egui panel, window, benchmark, random-scene soak |
 //!
@@ -43,6 +44,7 @@
 
 #![warn(missing_docs)]
 
+pub mod export;
 pub mod headless;
 #[cfg(feature = "picking")]
 pub mod input;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use drape::render::views::ViewMode;
 use drape::scene::{desc::SceneDesc, preset};
 use drape::window::{ScreenshotPlan, window_app};
 
@@ -22,6 +23,9 @@ struct Cli {
     /// Frames to render before the screenshot.
     #[arg(long, default_value_t = 60)]
     frames: u32,
+    /// What to show of the cloth (keys 1–7 in the window).
+    #[arg(long, value_enum, default_value_t = ViewMode::Shaded)]
+    view: ViewMode,
 }
 
 #[derive(Subcommand, Debug)]
@@ -43,6 +47,9 @@ enum Command {
         /// Project on one thread instead of the whole compute pool.
         #[arg(long)]
         single_threaded: bool,
+        /// After the run, write the cloths to this Wavefront OBJ file.
+        #[arg(long)]
+        export_obj: Option<PathBuf>,
     },
     /// Measure simulation time per frame; writes bench.csv, summary.txt and PNG plots into --out, or times one
     /// workload and prints JSON.
@@ -128,15 +135,19 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Headless { preset, frames, iterations, substeps, single_threaded }) => {
+        Some(Command::Headless { preset, frames, iterations, substeps, single_threaded, export_obj }) => {
             let desc = load(&preset).map(|mut desc| {
                 desc.params.iterations = iterations.unwrap_or(desc.params.iterations);
                 desc.params.substeps = substeps.unwrap_or(desc.params.substeps);
                 desc.params.parallel &= !single_threaded;
                 desc
             });
-            match desc.and_then(|desc| drape::headless::run(desc, frames)) {
-                Ok(report) => print_json(&report),
+            let export = |world: &mut bevy::prelude::World| match &export_obj {
+                Some(path) => drape::export::obj::save_obj(path, &drape::export::cloth_surfaces(world)),
+                None => Ok(()),
+            };
+            match desc.and_then(|desc| drape::headless::run_then(desc, frames, export)) {
+                Ok((report, ())) => print_json(&report),
                 Err(e) => {
                     eprintln!("drape: {e}");
                     ExitCode::from(2)
@@ -214,7 +225,7 @@ fn main() -> ExitCode {
                 }
             };
             let plan = cli.screenshot.map(|path| ScreenshotPlan::new(path, cli.frames));
-            match window_app(desc, plan).run() {
+            match window_app(desc, plan, cli.view).run() {
                 bevy::app::AppExit::Success => ExitCode::SUCCESS,
                 bevy::app::AppExit::Error(code) => ExitCode::from(code.get()),
             }

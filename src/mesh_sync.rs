@@ -27,12 +27,24 @@ pub fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3
     }
 }
 
+/// Texture coordinates for a mesh that has none (an icosphere balloon): longitude and latitude around its
+/// centroid, so a pattern wraps it.
+pub fn spherical_uvs(x: &[Vec3]) -> Vec<[f32; 2]> {
+    let centre = x.iter().sum::<Vec3>() / x.len().max(1) as f32;
+    x.iter()
+        .map(|p| {
+            let d = (*p - centre).normalize_or(Vec3::Y);
+            [0.5 + d.z.atan2(d.x) / std::f32::consts::TAU, d.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI]
+        })
+        .collect()
+}
+
 /// A new render mesh for a cloth.
 pub fn build_mesh(particles: &Particles, mesh: &ClothMesh) -> Mesh {
     let positions: Vec<[f32; 3]> = particles.x.iter().map(|p| p.to_array()).collect();
     let mut normals = vec![[0.0; 3]; positions.len()];
     vertex_normals(&particles.x, &mesh.triangles, &mut normals);
-    let uvs = if mesh.uvs.len() == positions.len() { mesh.uvs.clone() } else { vec![[0.0; 2]; positions.len()] };
+    let uvs = if mesh.uvs.len() == positions.len() { mesh.uvs.clone() } else { spherical_uvs(&particles.x) };
     Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
         .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
         .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, normals)

@@ -77,6 +77,16 @@ pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec3>, D::Error> {
     }
 }
 
+/// How often a cloth's pattern repeats: 0.1 to 1000 times across its texture coordinates.
+pub fn fabric_repeats<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+    let v = f32::deserialize(d)?;
+    if (0.1..=1000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(D::Error::custom(format!("repeats: {v} is out of range 0.1–1000")))
+    }
+}
+
 /// A value a file may only give inside `knob`'s range; the error names the field and its range.
 fn within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<f32, D::Error> {
     let v = f32::deserialize(d)?;

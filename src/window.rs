@@ -11,6 +11,7 @@ use bevy_panorbit_camera::PanOrbitCameraPlugin;
 
 use crate::input::InteractionPlugin;
 use crate::render::ClothRenderPlugin;
+use crate::render::views::ViewMode;
 use crate::scene::library::PresetLibraryPlugin;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc};
 use crate::sim::plugin::match_fixed_timestep_to_cloth;
@@ -36,8 +37,8 @@ impl ScreenshotPlan {
     }
 }
 
-/// The whole desktop application on scene `desc`.
-pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
+/// The whole desktop application on scene `desc`, showing it in `view`.
+pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: ViewMode) -> App {
     let mut app = App::new();
     let assets = AssetPlugin {
         file_path: crate::scene::preset::asset_root().to_string_lossy().into_owned(),
@@ -64,6 +65,7 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>) -> App {
         PanelPlugin,
     ));
     app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
+    app.insert_resource(view);
     if let Some(plan) = screenshot {
         app.insert_resource(plan).add_systems(Update, take_screenshot_and_exit);
     }

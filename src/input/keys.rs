@@ -6,11 +6,12 @@ use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::SimControl;
 
 /// The shortcut table shown in the panel.
-pub const SHORTCUTS: [(&str, &str); 4] = [
+pub const SHORTCUTS: [(&str, &str); 5] = [
     ("Space", "pause / resume"),
     (".", "one step while paused"),
     ("R", "reset scene"),
     ("B", "throw a ball at the cursor"),
+    ("1–7", "view modes"),
 ];
 
 /// Applies the shortcuts: Space pauses or resumes, `.` requests one step while paused, R reloads the active scene.

@@ -1,6 +1,8 @@
-//! What the demo shows: a lit, two-sided material for every cloth (whose mesh [`ClothMeshPlugin`] keeps up to
+//! What the demo shows: both sides of every cloth lit over a fabric texture (whose mesh [`ClothMeshPlugin`] keeps up to
 //! date), collider and pin visuals, the camera and lights.
 
+pub mod fabric;
+pub mod views;
 pub mod visuals;
 
 use bevy::prelude::*;
@@ -15,12 +17,14 @@ impl Plugin for ClothRenderPlugin {
         if !app.is_plugin_added::<ClothMeshPlugin>() {
             app.add_plugins(ClothMeshPlugin);
         }
+        app.add_plugins(views::ViewsPlugin);
         app.insert_resource(ClearColor(Color::srgb(0.09, 0.11, 0.15)))
             .add_systems(Startup, visuals::spawn_lights)
+            .add_systems(Update, (visuals::add_collider_visuals, visuals::frame_camera_on_scene))
             .add_systems(
-                Update,
-                (visuals::add_cloth_visuals, visuals::add_collider_visuals, visuals::frame_camera_on_scene),
-            )
-            .add_systems(PostUpdate, visuals::sync_pin_markers.before(bevy::transform::TransformSystems::Propagate));
+                PostUpdate,
+                (visuals::add_cloth_visuals.after(crate::mesh_sync::attach_render_meshes), visuals::sync_pin_markers)
+                    .before(bevy::transform::TransformSystems::Propagate),
+            );
     }
 }

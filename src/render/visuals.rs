@@ -1,10 +1,11 @@
-//! Materials and visuals: a two-sided lit material per cloth, meshes for colliders, small spheres on pinned
+//! Materials and visuals: both sides of every cloth over its fabric, meshes for colliders, small spheres on pinned
 //! vertices, lights, and the orbit camera framing the scene.
 
 use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
 use bevy_panorbit_camera::PanOrbitCamera;
 
+use super::fabric::{FabricTextures, cloth_materials};
 use crate::scene::spawn::{ActiveScene, Appearance};
 use crate::sim::cloth::{Attachments, Cloth, Collider, Particles};
 use crate::sim::collide::ColliderShape;
@@ -56,23 +57,44 @@ pub fn frame_camera_on_scene(active: Res<ActiveScene>, mut cameras: Query<&mut P
     }
 }
 
-/// Gives every new cloth a two-sided material (its mesh comes from [`ClothMeshPlugin`](crate::mesh_sync::ClothMeshPlugin)).
+/// The entity that draws a cloth's back side (a child sharing the cloth's mesh), and both sides' materials.
+#[derive(Component, Clone, Debug)]
+pub struct ClothSides {
+    /// The child entity drawing the back faces.
+    pub back_entity: Entity,
+    /// The front's material (on the cloth entity).
+    pub front: Handle<StandardMaterial>,
+    /// The back's material (on the child).
+    pub back: Handle<StandardMaterial>,
+    /// Both materials as the fabric draws them (front, back), restored when a view changed them.
+    pub shaded: [StandardMaterial; 2],
+}
+
+/// A cloth whose sides are not drawn yet.
+type NotYetDrawn = (With<Cloth>, Without<ClothSides>);
+
+/// Gives every cloth that has its render mesh (from [`ClothMeshPlugin`](crate::mesh_sync::ClothMeshPlugin)) a
+/// front material and a child drawing its back, both over the fabric texture of its [`Appearance`].
 pub fn add_cloth_visuals(
     mut commands: Commands,
-    cloths: Query<(Entity, Option<&Appearance>), Added<Cloth>>,
+    cloths: Query<(Entity, &Mesh3d, Option<&Appearance>), NotYetDrawn>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut images: ResMut<Assets<Image>>,
+    mut textures: Local<FabricTextures>,
 ) {
-    for (entity, appearance) in &cloths {
+    for (entity, mesh, appearance) in &cloths {
         let color = appearance.map_or(crate::scene::desc::CLOTH_RED, |a| a.color);
-        let material = StandardMaterial {
-            base_color: srgb(color),
-            perceptual_roughness: 0.85,
-            reflectance: 0.2,
-            double_sided: true,
-            cull_mode: None,
-            ..default()
-        };
-        commands.entity(entity).insert(MeshMaterial3d(materials.add(material)));
+        let fabric = appearance.and_then(|a| a.fabric).unwrap_or_default();
+        let texture = textures.get(fabric.pattern, &mut images);
+        let shaded = cloth_materials(color, fabric, texture);
+        let (front, back) = (materials.add(shaded.0.clone()), materials.add(shaded.1.clone()));
+        let mut back_side = commands.spawn((Mesh3d(mesh.0.clone()), MeshMaterial3d(back.clone()), ChildOf(entity)));
+        back_side.insert(bevy::camera::visibility::NoFrustumCulling);
+        let back_entity = back_side.id();
+        commands.entity(entity).insert((
+            MeshMaterial3d(front.clone()),
+            ClothSides { back_entity, front, back, shaded: [shaded.0, shaded.1] },
+        ));
     }
 }
 

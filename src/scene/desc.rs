@@ -177,6 +177,9 @@ pub struct ClothDesc {
     pub material: ClothMaterial,
     /// sRGB colour of the cloth.
     pub color: [f32; 3],
+    /// How the cloth's surface is drawn: its weave or pattern and the colour of its back.
+    #[serde(skip_serializing_if = "Fabric::is_default")]
+    pub fabric: Fabric,
     /// A balloon (§4.4): the mesh must be closed; its volume is held at k_pressure · V0.
     pub balloon: bool,
     /// More kinematic attachments (§3.6), each moving its own vertices: a cloth held by a moving object.
@@ -220,12 +223,57 @@ impl Default for ClothDesc {
             pin_motion: Motion::Fixed,
             material: ClothMaterial::default(),
             color: CLOTH_RED,
+            fabric: Fabric::default(),
             balloon: false,
             grips: Vec::new(),
             body_grips: Vec::new(),
             tethers: None,
             solver: None,
         }
+    }
+}
+
+/// The pattern drawn on a cloth's surface, generated at start-up and mapped through its texture coordinates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pattern {
+    /// A plain weave: warp and weft threads passing over and under each other.
+    #[default]
+    Woven,
+    /// Two-tone squares, the clearest view of stretch and shear.
+    Checker,
+    /// One flat colour.
+    Plain,
+}
+
+/// How a cloth looks: its pattern, how often the pattern repeats, and the colour of its back.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fabric {
+    /// The pattern on both sides.
+    pub pattern: Pattern,
+    /// Repeats of the pattern across the cloth's texture coordinates (0–1), 0.1–1000.
+    #[serde(deserialize_with = "validate::fabric_repeats")]
+    pub repeats: f32,
+    /// sRGB colour of the back side; absent: a lighter, greyer shade of the front's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub back_color: Option<[f32; 3]>,
+}
+
+impl Default for Fabric {
+    fn default() -> Self {
+        Self { pattern: Pattern::Woven, repeats: 6.0, back_color: None }
+    }
+}
+
+impl Fabric {
+    /// Whether this is the default look (left out when a scene is saved).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The back side's sRGB colour: `back_color`, or the front's `color` mixed halfway with a light grey.
+    pub fn back(&self, color: [f32; 3]) -> [f32; 3] {
+        self.back_color.unwrap_or(color.map(|c| 0.5 * c + 0.5 * 0.82))
     }
 }
 

@@ -5,7 +5,7 @@
 use bevy::prelude::*;
 use thiserror::Error;
 
-use super::desc::{ClothDesc, ClothShape, ColliderDesc, SceneDesc};
+use super::desc::{ClothDesc, ClothShape, ColliderDesc, Fabric, SceneDesc};
 use super::obj;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
 use crate::sim::cloth::{Collider, PreviousPose};
@@ -78,11 +78,20 @@ pub enum SceneError {
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct SceneEntity;
 
-/// How an object of the scene is drawn: its sRGB colour.
+/// How an object of the scene is drawn: its sRGB colour, and for a cloth its fabric.
 #[derive(Component, Clone, Copy, Debug)]
 pub struct Appearance {
     /// sRGB colour.
     pub color: [f32; 3],
+    /// A cloth's pattern and back colour; `None` for colliders.
+    pub fabric: Option<Fabric>,
+}
+
+impl Appearance {
+    /// A plain colour (a collider's look).
+    pub fn plain(color: [f32; 3]) -> Self {
+        Self { color, fabric: None }
+    }
 }
 
 /// The description of the running scene (what "reset" spawns again).
@@ -177,7 +186,7 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
             let holds = build_holds(c, &bundle, &desc.colliders, &colliders)?;
             check_inside_barrels(c, &bundle, &desc.colliders, &colliders)?;
-            Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color }, balloon, holds })
+            Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color, fabric: Some(c.fabric) }, balloon, holds })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
     Ok(BuiltScene { cloths, colliders })
@@ -296,7 +305,7 @@ fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
         restitution: desc.restitution,
     };
     let name = Name::new(desc.name.clone());
-    Ok(BuiltCollider { name, collider, transform, appearance: Appearance { color: desc.color }, body })
+    Ok(BuiltCollider { name, collider, transform, appearance: Appearance::plain(desc.color), body })
 }
 
 /// Replaces the running scene with the requested one, if any and if it builds.

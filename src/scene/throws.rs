@@ -42,7 +42,7 @@ pub fn ball(desc: &ThrowDesc) -> Option<BuiltCollider> {
     let body = RigidBody { velocity: desc.velocity, ..RigidBody::solid(shape, desc.mass)? };
     let transform = Transform::from_translation(desc.from);
     let collider = Collider::fixed(shape, transform);
-    let (name, appearance) = (Name::new("ball"), Appearance { color: BALL_COLOR });
+    let (name, appearance) = (Name::new("ball"), Appearance::plain(BALL_COLOR));
     Some(BuiltCollider { name, collider, transform, appearance, body: Some(body) })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod panel;
 pub mod stats;
+pub mod views;
 
 use bevy::prelude::*;
 use bevy_egui::EguiPrimaryContextPass;
@@ -18,8 +19,9 @@ impl Plugin for PanelPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<stats::FrameRate>()
             .init_resource::<panel::MaterialTarget>()
+            .init_resource::<views::Keeping>()
             .add_systems(PreUpdate, share_ui_capture)
-            .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel))
+            .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel, views::export_requested_obj))
             .add_systems(EguiPrimaryContextPass, panel::side_panel);
     }
 }

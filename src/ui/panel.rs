@@ -7,6 +7,7 @@ use bevy_egui::{EguiContexts, egui};
 use egui_plot::{Line, Plot, PlotPoints};
 
 use super::stats::{FrameRate, SceneCounts};
+use super::views::{ViewControls, view_section};
 use crate::input::keys::SHORTCUTS;
 use crate::input::throw::{self, ThrowSettings};
 use crate::scene::library::PresetLibrary;
@@ -77,6 +78,7 @@ pub fn side_panel(
     mut throw_settings: ResMut<ThrowSettings>,
     mut material_target: ResMut<MaterialTarget>,
     mut cloths: ClothQuery,
+    mut view: ViewControls,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -91,6 +93,7 @@ pub fn side_panel(
             ui.separator();
             actions(ui, &mut control, &mut scene);
             scenes(ui, &mut scene, &params, &cloths);
+            view_section(ui, &mut view, params.tear_threshold, &mut scene.status);
             ui.separator();
             solver(ui, &mut params);
             material(ui, &mut params, &mut material_target, &mut cloths);
