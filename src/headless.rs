@@ -123,6 +123,19 @@ pub fn run_then<T>(
     Ok((report(app.world_mut(), &name, frames), extra))
 }
 
+/// The `state_hash` of the report: each cloth's [`metrics::state_hash`], sorted, hashed again.
+fn combined_hash(mut cloth_hashes: Vec<u64>) -> String {
+    cloth_hashes.sort_unstable();
+    let bits: Vec<u8> = cloth_hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+    format!("{:016x}", metrics::fnv1a(&bits))
+}
+
+/// The report's `state_hash` of the world now, alone (cheap: no intersection counts).
+pub fn state_hash(world: &mut World) -> String {
+    let mut cloths = world.query::<&Particles>();
+    combined_hash(cloths.iter(world).map(|p| metrics::state_hash(&p.x, &p.v)).collect())
+}
+
 /// Measures the world's cloths now.
 pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
     let shapes: Vec<_> = world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
@@ -194,9 +207,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
     }
     // every cloth together pierces itself as each alone does, plus where the cloths cross each other
     r.cloth_crossings = count_intersections(&all_positions, &all_triangles).saturating_sub(r.self_intersections);
-    cloth_hashes.sort_unstable();
-    let bits: Vec<u8> = cloth_hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
-    r.state_hash = format!("{:016x}", metrics::fnv1a(&bits));
+    r.state_hash = combined_hash(cloth_hashes);
     let timings = world.resource::<StageTimings>();
     r.ms_per_frame = timings.mean_step_ms();
     r.stage_ms = timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();

@@ -35,6 +35,7 @@
 //! | [`input`] | (feature `picking`) grabbing, flinging and pinning with the mouse: [`input::ClothPickingPlugin`] |
 //! | [`scene`] | plain-data scene descriptions (RON presets) and spawning them as entities |
 //! | [`export`] | the cloths as a Wavefront OBJ file |
+//! | [`replay`] | record and replay: the last seconds kept, resumable bit for bit |
 //! | [`headless`] | the same schedule with no window: the JSON report used by tests and scripts |
 //! | `render`, `ui`, `window`, `bench`, `soak` | (feature `app`) the desktop demo: visuals, egui panel, window, benchmark, random-scene soak |
 //!
@@ -51,6 +52,7 @@ pub mod input;
 pub mod mesh_sync;
 pub mod plugins;
 pub mod prelude;
+pub mod replay;
 pub mod scene;
 pub mod sim;
 pub mod spawn;

@@ -72,6 +72,9 @@ enum Command {
         /// Frames timed per run.
         #[arg(long, default_value_t = 60)]
         frames: u32,
+        /// Record the run (record and replay) and report its cost per step as stage `record`.
+        #[arg(long)]
+        record: bool,
     },
     /// Run random scenes drawn from the whole preset format, check invariants after every step, print a JSON
     /// summary and write every failing scene as a .ron preset into --out.
@@ -154,8 +157,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Bench { out, workload, grid, single_threaded, repeats, frames }) => {
-            let config = drape::bench::BenchConfig { repeats, frames, ..Default::default() };
+        Some(Command::Bench { out, workload, grid, single_threaded, repeats, frames, record }) => {
+            let config = drape::bench::BenchConfig { repeats, frames, record, ..Default::default() };
             let result = match workload.as_deref() {
                 None => {
                     drape::bench::run_all(&out, config).map(|_| format!("{{\"out\": {:?}}}", out.display().to_string()))

@@ -63,6 +63,7 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
         ClothRenderPlugin,
         InteractionPlugin,
         PanelPlugin,
+        crate::replay::ReplayPlugin,
     ));
     app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
     app.insert_resource(view);

@@ -27,11 +27,13 @@ pub struct BenchConfig {
     pub warmup: u32,
     /// Frames timed per run (fewer for very large cloths, at least 5).
     pub frames: u32,
+    /// Record the run ([`crate::replay`]) and report the recording's cost per step as stage `record`.
+    pub record: bool,
 }
 
 impl Default for BenchConfig {
     fn default() -> Self {
-        Self { repeats: 3, warmup: 10, frames: 60 }
+        Self { repeats: 3, warmup: 10, frames: 60, record: false }
     }
 }
 
@@ -93,13 +95,14 @@ pub fn grid_dihedral(n: u32) -> Result<SceneDesc, String> {
 }
 
 /// The workloads `drape bench --workload NAME --grid N` knows.
-pub const WORKLOADS: [&str; 2] = ["grid_distance", "grid_dihedral"];
+pub const WORKLOADS: [&str; 3] = ["grid_distance", "grid_dihedral", "sheet"];
 
 /// The scene of workload `name` at `n`×`n` quads.
 pub fn workload(name: &str, n: u32) -> Result<SceneDesc, String> {
     match name {
         "grid_distance" => Ok(grid_distance(n)),
         "grid_dihedral" => grid_dihedral(n),
+        "sheet" => sheet(n, 4, 8),
         other => Err(format!("unknown workload '{other}'; known: {}", WORKLOADS.join(", "))),
     }
 }
@@ -129,6 +132,9 @@ pub fn measure(series: &str, x: f64, desc: &SceneDesc, config: BenchConfig) -> R
     for _ in 0..config.repeats.max(1) {
         let mut app = headless_app_with(desc.clone(), |app| {
             app.add_plugins(crate::mesh_sync::ClothMeshPlugin);
+            if config.record {
+                app.add_plugins(crate::replay::ReplayPlugin);
+            }
         });
         if let Some(e) = &app.world().resource::<crate::scene::spawn::SceneStatus>().error {
             return Err(e.clone());
@@ -139,11 +145,18 @@ pub fn measure(series: &str, x: f64, desc: &SceneDesc, config: BenchConfig) -> R
             app.update();
         }
         *app.world_mut().resource_mut::<StageTimings>() = StageTimings::default();
+        if let Some(mut recording) = app.world_mut().get_resource_mut::<crate::replay::Recording>() {
+            recording.cost = Default::default();
+        }
         for _ in 0..frames {
             app.update();
         }
         let timings = app.world().resource::<StageTimings>();
-        let stages = timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();
+        let mut stages: BTreeMap<String, f64> =
+            timings.mean_ms().iter().map(|(s, ms)| (s.name().to_string(), *ms)).collect();
+        if let Some(recording) = app.world().get_resource::<crate::replay::Recording>() {
+            stages.insert("record".into(), recording.mean_cost_ms());
+        }
         runs.push((timings.mean_step_ms(), stages));
     }
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -200,6 +213,8 @@ pub fn run_all(out: &Path, config: BenchConfig) -> Result<Vec<Point>, String> {
             )?);
         }
     }
+    // the cost of recording (record and replay) on the 64² sheet, beside the step it records
+    push(measure("recording", 64.0, &sheet(64, 4, 8)?, BenchConfig { record: true, ..config })?);
     for (k, name) in preset::names().iter().enumerate() {
         let desc = preset::load(name).map_err(|e| e.to_string())?;
         let mut p = measure("preset", k as f64, &desc, config)?;
@@ -254,6 +269,11 @@ fn write_summary(path: &Path, points: &[Point]) -> Result<(), String> {
             text += &format!(" {stage} {ms:.3};");
         }
         text += "\n";
+    }
+    for p in series(points, "recording") {
+        let record = p.stage_ms.get("record").copied().unwrap_or(0.0);
+        let share = 100.0 * record / p.median_ms.max(1e-9);
+        text += &format!("recording at 64²: {record:.3} ms per step, {share:.1} % of the {:.3} ms step\n", p.median_ms);
     }
     std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
     eprint!("{text}");

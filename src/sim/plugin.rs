@@ -269,9 +269,14 @@ pub fn advance_cloth(world: &mut World) {
         }
     };
     for _ in 0..steps {
-        world.resource_mut::<SimClock>().step_dt = step.as_secs_f32();
-        world.run_schedule(ClothStep);
+        run_cloth_step(world);
     }
+}
+
+/// One cloth step of 1/[`SimParams::rate_hz`], now: the [`ClothStep`] schedule.
+pub fn run_cloth_step(world: &mut World) {
+    world.resource_mut::<SimClock>().step_dt = cloth_step(world.resource::<SimParams>()).as_secs_f32();
+    world.run_schedule(ClothStep);
 }
 
 /// One cloth step, line (4)–(17): runs [`PbdSubstep`] `substeps` times with Δt = step / substeps, and records

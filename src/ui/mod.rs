@@ -3,6 +3,7 @@
 
 pub mod panel;
 pub mod stats;
+pub mod timeline;
 pub mod views;
 
 use bevy::prelude::*;
@@ -20,8 +21,17 @@ impl Plugin for PanelPlugin {
         app.init_resource::<stats::FrameRate>()
             .init_resource::<panel::MaterialTarget>()
             .init_resource::<views::Keeping>()
+            .init_resource::<timeline::Playback>()
             .add_systems(PreUpdate, share_ui_capture)
-            .add_systems(Update, (stats::measure_frame_rate, camera_ignores_panel, views::export_requested_obj))
+            .add_systems(
+                Update,
+                (
+                    stats::measure_frame_rate,
+                    camera_ignores_panel,
+                    views::export_requested_obj,
+                    timeline::apply_playback,
+                ),
+            )
             .add_systems(EguiPrimaryContextPass, panel::side_panel);
     }
 }

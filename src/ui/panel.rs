@@ -7,6 +7,7 @@ use bevy_egui::{EguiContexts, egui};
 use egui_plot::{Line, Plot, PlotPoints};
 
 use super::stats::{FrameRate, SceneCounts};
+use super::timeline::{TimelineControls, timeline_bar};
 use super::views::{ViewControls, view_section};
 use crate::input::keys::SHORTCUTS;
 use crate::input::throw::{self, ThrowSettings};
@@ -79,6 +80,7 @@ pub fn side_panel(
     mut material_target: ResMut<MaterialTarget>,
     mut cloths: ClothQuery,
     mut view: ViewControls,
+    mut timeline: TimelineControls,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -103,6 +105,7 @@ pub fn side_panel(
             environment(ui, &mut params);
         });
     });
+    timeline_bar(&mut root, &mut timeline, &mut control);
     let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _, cloth, _)| (p, s, b, c, cloth.tears)));
     egui::Window::new("Statistics")
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
