@@ -11,10 +11,10 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 bin=$PWD/target/release/drape
 [[ -x $bin ]] || cargo build --release --locked
 
-shot() { # preset file frames
+shot() { # preset file frames [view]
   rm -f "$2"
   timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" "$bin" --preset "$1" --screenshot "$2" --frames "$3" \
-    >"$2.log" 2>&1 || { echo "drape exited with an error:"; tail -n 30 "$2.log"; return 1; }
+    --view "${4:-shaded}" >"$2.log" 2>&1 || { echo "drape exited with an error:"; tail -n 30 "$2.log"; return 1; }
   [[ -s $2 ]] || { echo "no screenshot written"; tail -n 30 "$2.log"; return 1; }
 }
 
@@ -22,6 +22,15 @@ for preset in hanging_sheet sphere_drape balloon; do
   shot "$preset" "$out/$preset.png" 90
   python3 .ci/cloth_pixels.py share "$out/$preset.png" 1.0 40.0
 done
+
+# Every view mode of the hanging sheet renders; the wireframe draws edges the shaded view does not have.
+for view in strain wireframe constraints contacts particles colours; do
+  shot hanging_sheet "$out/view_$view.png" 90 "$view"
+done
+python3 .ci/view_pixels.py edges "$out/hanging_sheet.png" "$out/view_wireframe.png" 1.3
+# The strain view of a sheet stretched by its own weight shows red (at the tear threshold) and white (at rest).
+shot .ci/stretched_sheet.ron "$out/view_strain_stretched.png" 90 strain
+python3 .ci/view_pixels.py strain "$out/view_strain_stretched.png" 2000 500
 
 # The drag: press on the hanging sheet, move 250 px right, shoot while still holding.
 drag_script=$(mktemp)
