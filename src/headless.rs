@@ -101,18 +101,19 @@ pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> A
 
 /// Runs `desc` for `frames` fixed steps and reports on the result; fails if the scene does not build.
 pub fn run(desc: SceneDesc, frames: u32) -> Result<HeadlessReport, String> {
-    run_then(desc, frames, |_| Ok(())).map(|(report, ())| report)
+    run_then(desc, frames, |_| {}, |_| Ok(())).map(|(report, ())| report)
 }
 
-/// [`run`], then `then` on the world as the run left it (to export its cloths, say); fails if the scene does not
-/// build or `then` fails.
+/// [`run`] with more plugins added by `configure`, then `then` on the world as the run left it (to export its
+/// cloths, say); fails if the scene does not build or `then` fails.
 pub fn run_then<T>(
     desc: SceneDesc,
     frames: u32,
+    configure: impl FnOnce(&mut App),
     then: impl FnOnce(&mut World) -> Result<T, String>,
 ) -> Result<(HeadlessReport, T), String> {
     let name = desc.name.clone();
-    let mut app = headless_app(desc);
+    let mut app = headless_app_with(desc, configure);
     if let Some(e) = &app.world().resource::<SceneStatus>().error {
         return Err(e.clone());
     }

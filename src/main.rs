@@ -50,6 +50,9 @@ enum Command {
         /// After the run, write the cloths to this Wavefront OBJ file.
         #[arg(long)]
         export_obj: Option<PathBuf>,
+        /// Record the run and write every frame of it to this binary glTF (.glb) file, as an animation.
+        #[arg(long)]
+        export_gltf: Option<PathBuf>,
     },
     /// Measure simulation time per frame; writes bench.csv, summary.txt and PNG plots into --out, or times one
     /// workload and prints JSON.
@@ -138,18 +141,31 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Headless { preset, frames, iterations, substeps, single_threaded, export_obj }) => {
+        Some(Command::Headless { preset, frames, iterations, substeps, single_threaded, export_obj, export_gltf }) => {
             let desc = load(&preset).map(|mut desc| {
                 desc.params.iterations = iterations.unwrap_or(desc.params.iterations);
                 desc.params.substeps = substeps.unwrap_or(desc.params.substeps);
                 desc.params.parallel &= !single_threaded;
                 desc
             });
-            let export = |world: &mut bevy::prelude::World| match &export_obj {
-                Some(path) => drape::export::obj::save_obj(path, &drape::export::cloth_surfaces(world)),
-                None => Ok(()),
+            let record = |app: &mut bevy::prelude::App| {
+                if export_gltf.is_some() {
+                    app.add_plugins(drape::replay::ReplayPlugin);
+                    // keep every frame of the run
+                    app.world_mut().resource_mut::<drape::replay::Recording>().seconds = f32::INFINITY;
+                }
             };
-            match desc.and_then(|desc| drape::headless::run_then(desc, frames, export)) {
+            let export = |world: &mut bevy::prelude::World| {
+                if let Some(path) = &export_obj {
+                    drape::export::obj::save_obj(path, &drape::export::cloth_surfaces(world))?;
+                }
+                if let Some(path) = &export_gltf {
+                    let steps: Vec<_> = world.resource::<drape::replay::Recording>().steps().iter().cloned().collect();
+                    drape::export::gltf::save_glb(path, &steps)?;
+                }
+                Ok(())
+            };
+            match desc.and_then(|desc| drape::headless::run_then(desc, frames, record, export)) {
                 Ok((report, ())) => print_json(&report),
                 Err(e) => {
                     eprintln!("drape: {e}");

@@ -88,11 +88,16 @@ fn a_stretched_sheet_is_coloured_by_its_strain_within_one_step() {
 fn an_exported_tablecloth_reads_back_the_same_in_two_readers() {
     let path = std::env::temp_dir().join(format!("drape-export-{}.obj", std::process::id()));
     let desc = preset::load("tablecloth").unwrap();
-    let (_, (x, triangles)) = run_then(desc, 120, |world| {
-        drape::export::obj::save_obj(&path, &drape::export::cloth_surfaces(world))?;
-        let (p, m) = world.query::<(&Particles, &ClothMesh)>().single(world).map_err(|e| e.to_string())?;
-        Ok((p.x.clone(), m.triangles.clone()))
-    })
+    let (_, (x, triangles)) = run_then(
+        desc,
+        120,
+        |_| {},
+        |world| {
+            drape::export::obj::save_obj(&path, &drape::export::cloth_surfaces(world))?;
+            let (p, m) = world.query::<(&Particles, &ClothMesh)>().single(world).map_err(|e| e.to_string())?;
+            Ok((p.x.clone(), m.triangles.clone()))
+        },
+    )
     .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
 
@@ -120,5 +125,43 @@ fn an_exported_tablecloth_reads_back_the_same_in_two_readers() {
     }
     assert_eq!(mesh.texcoords.len(), 2 * x.len());
     assert_eq!(mesh.normals.len(), 3 * x.len());
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn sixty_frames_of_flag_as_gltf_load_back_with_the_last_frame_exact() {
+    let path = std::env::temp_dir().join(format!("drape-export-{}.glb", std::process::id()));
+    let desc = preset::load("flag").unwrap();
+    let record = |app: &mut App| {
+        app.add_plugins(drape::replay::ReplayPlugin);
+    };
+    let (_, x) = run_then(desc, 60, record, |world| {
+        let steps: Vec<_> = world.resource::<drape::replay::Recording>().steps().iter().cloned().collect();
+        drape::export::gltf::save_glb(&path, &steps)?;
+        let p = world.query::<&Particles>().single(world).map_err(|e| e.to_string())?;
+        Ok(p.x.clone())
+    })
+    .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    // from_slice parses the GLB container and validates the whole document
+    let gltf = gltf::Gltf::from_slice(&bytes).unwrap();
+    let blob = gltf.blob.as_deref();
+    assert_eq!(gltf.nodes().count(), 60);
+    assert_eq!(gltf.scenes().next().unwrap().nodes().count(), 60);
+    let animation = gltf.animations().next().unwrap();
+    assert_eq!(animation.channels().count(), 60);
+    // the last node is shown from the last frame's time on
+    let last = gltf.nodes().last().unwrap();
+    let primitive = last.mesh().unwrap().primitives().next().unwrap();
+    let reader = primitive.reader(|_| blob);
+    let positions: Vec<[f32; 3]> = reader.read_positions().unwrap().collect();
+    assert_eq!(positions.len(), x.len());
+    assert!(positions.iter().zip(&x).all(|(p, q)| Vec3::from(*p).distance(*q) <= 1e-6));
+    let triangles = reader.read_indices().unwrap().into_u32().count() / 3;
+    assert!(triangles > 1000, "{triangles} triangles");
+    let channel = animation.channels().last().unwrap();
+    assert_eq!(channel.target().node().index(), last.index());
+    let times: Vec<f32> = channel.reader(|_| blob).read_inputs().unwrap().collect();
+    assert!((times.last().unwrap() - 59.0 / 60.0).abs() < 1e-4, "{times:?}");
     std::fs::remove_file(&path).unwrap();
 }

@@ -1,6 +1,7 @@
 //! Keeping what was made: the cloths of a world as a Wavefront OBJ file ([`obj`]), each cloth one object with
-//! positions, normals and texture coordinates.
+//! positions, normals and texture coordinates; recorded steps as an animated binary glTF file ([`gltf`]).
 
+pub mod gltf;
 pub mod obj;
 
 use bevy::prelude::*;

@@ -25,12 +25,7 @@ impl Plugin for PanelPlugin {
             .add_systems(PreUpdate, share_ui_capture)
             .add_systems(
                 Update,
-                (
-                    stats::measure_frame_rate,
-                    camera_ignores_panel,
-                    views::export_requested_obj,
-                    timeline::apply_playback,
-                ),
+                (stats::measure_frame_rate, camera_ignores_panel, views::export_requested, timeline::apply_playback),
             )
             .add_systems(EguiPrimaryContextPass, panel::side_panel);
     }

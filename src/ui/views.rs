@@ -1,5 +1,5 @@
-//! The panel's View section: the view modes (keys 1–7) with the strain view's legend, a screenshot of the window
-//! and an export of the cloths as OBJ, each written to a new numbered file in the folder given.
+//! The panel's View section: the view modes (keys 1–7) with the strain view's legend, a screenshot of the window,
+//! the cloths as OBJ and the recording as glTF, each written to a new numbered file in the folder given.
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +7,9 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy_egui::egui;
 
-use crate::export::{obj::save_obj, surfaces};
+use crate::export::{gltf::save_glb, obj::save_obj, surfaces};
 use crate::render::views::{ViewMode, strain};
+use crate::replay::Recording;
 use crate::scene::ActiveScene;
 use crate::scene::spawn::SceneStatus;
 use crate::sim::cloth::{Cloth, ClothMesh, Particles};
@@ -18,13 +19,15 @@ use crate::sim::cloth::{Cloth, ClothMesh, Particles};
 pub struct Keeping {
     /// Folder for the files.
     pub folder: String,
-    /// An OBJ export asked for (written by [`export_requested_obj`]).
+    /// An OBJ export asked for (written by [`export_requested`]).
     pub obj_requested: bool,
+    /// A glTF export of the recording asked for (written by [`export_requested`]).
+    pub gltf_requested: bool,
 }
 
 impl Default for Keeping {
     fn default() -> Self {
-        Self { folder: ".".into(), obj_requested: false }
+        Self { folder: ".".into(), obj_requested: false, gltf_requested: false }
     }
 }
 
@@ -106,26 +109,37 @@ fn strain_legend(ui: &mut egui::Ui, scale: f32) {
     });
 }
 
-/// Writes the OBJ export the panel asked for, and reports where, or why not, in the panel and the log.
-pub fn export_requested_obj(
+/// Writes the exports the panel asked for (the cloths as OBJ, the recording as glTF), and reports where, or
+/// why not, in the panel and the log.
+pub fn export_requested(
     mut keeping: ResMut<Keeping>,
     mut status: ResMut<SceneStatus>,
     active: Res<ActiveScene>,
+    recording: Option<Res<Recording>>,
     cloths: Query<(Entity, &Cloth, &Particles, &ClothMesh)>,
 ) {
-    if !std::mem::take(&mut keeping.obj_requested) {
-        return;
+    let folder = PathBuf::from(&keeping.folder);
+    let mut outcomes = Vec::new();
+    if std::mem::take(&mut keeping.obj_requested) {
+        let surfaces = surfaces(cloths.iter());
+        let path = numbered_path(&folder, &active.0.name, "obj");
+        outcomes.push(save_obj(&path, &surfaces).map(|()| format!("{} cloth(s) → {}", surfaces.len(), path.display())));
     }
-    let surfaces = surfaces(cloths.iter());
-    let path = numbered_path(Path::new(&keeping.folder), &active.0.name, "obj");
-    match save_obj(&path, &surfaces) {
-        Ok(()) => {
-            info!("exported {} cloth(s) to {}", surfaces.len(), path.display());
-            status.message = Some(format!("exported {} cloth(s) → {}", surfaces.len(), path.display()));
-        }
-        Err(e) => {
-            error!("{e}");
-            status.error = Some(e);
+    if std::mem::take(&mut keeping.gltf_requested) {
+        let steps: Vec<_> = recording.iter().flat_map(|r| r.steps().iter().cloned()).collect();
+        let path = numbered_path(&folder, &active.0.name, "glb");
+        outcomes.push(save_glb(&path, &steps).map(|()| format!("{} recorded steps → {}", steps.len(), path.display())));
+    }
+    for outcome in outcomes {
+        match outcome {
+            Ok(what) => {
+                info!("exported {what}");
+                status.message = Some(format!("exported {what}"));
+            }
+            Err(e) => {
+                error!("{e}");
+                status.error = Some(e);
+            }
         }
     }
 }
