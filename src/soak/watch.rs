@@ -107,6 +107,10 @@ impl StepWatch {
             let then = self.grabs.iter().find(|(e, _)| *e == entity).map(|(_, t)| *t);
             now.zip(then).map_or(0.0, |(a, b)| a.distance(b) / elapsed.max(1e-6))
         };
+        // with cloth against cloth, pins moving with a cloth act on the others like a kinematic collider
+        let pins_move =
+            world.query::<&Attachments>().iter(world).any(|a| a.0.iter().any(|a| a.motion.max_speed(a.anchor) > 0.0));
+        let kinematic_cloth = params.cloth_collision && pins_move;
         let mut found = Vec::new();
         let mut cloths = world.query::<(
             &Particles,
@@ -186,6 +190,7 @@ impl StepWatch {
                 && !params.tearing
                 && held_still
                 && !held_against_motion
+                && !kinematic_cloth
             {
                 if !resolved {
                     self.unresolved_stretch_checks += 1;
