@@ -15,6 +15,9 @@ use crate::sim::SimParams;
 use crate::sim::cloth::{Attachments, ClothMaterial, ClothMesh, Collider, Grabbed, Particles};
 use crate::sim::plugin::{SimClock, run_cloth_step};
 
+/// The default memory bound of a recording: 512 MB (20 s of a 64² sheet take about 80 MB).
+pub const MAX_BYTES: usize = 512 << 20;
+
 /// Steps between two snapshots when nothing changes (one second at 60 Hz).
 pub const SNAPSHOT_EVERY: u64 = 60;
 
@@ -71,6 +74,8 @@ pub struct Recording {
     pub enabled: bool,
     /// How many seconds of simulated time are kept.
     pub seconds: f32,
+    /// Most memory the recording holds, bytes: older steps go first when a large cloth would need more.
+    pub max_bytes: usize,
     steps: VecDeque<RecordedStep>,
     snapshots: VecDeque<(u64, Arc<SimSnapshot>)>,
     last_inputs: Option<Inputs>,
@@ -85,6 +90,7 @@ impl Default for Recording {
         Self {
             enabled: true,
             seconds: 20.0,
+            max_bytes: MAX_BYTES,
             steps: VecDeque::new(),
             snapshots: VecDeque::new(),
             last_inputs: None,
@@ -119,26 +125,32 @@ impl Recording {
 
     /// Bytes held: (positions of every step, snapshots).
     pub fn bytes(&self) -> (usize, usize) {
-        let steps = self.steps.iter().flat_map(|s| &s.cloths).map(|c| std::mem::size_of_val(&c.positions[..])).sum();
-        (steps, self.snapshots.iter().map(|(_, s)| s.bytes).sum())
+        (self.steps.iter().map(step_bytes).sum(), self.snapshots.iter().map(|(_, s)| s.bytes).sum())
     }
 
-    /// Drops what is older than the window, and steps no snapshot precedes.
+    /// Drops what is older than the window or beyond the memory bound (oldest first), then snapshots no kept
+    /// step needs and steps no snapshot precedes.
     fn trim(&mut self, rate_hz: f32) {
         let keep = (self.seconds.max(0.0) * rate_hz).ceil() as usize;
-        while self.steps.len() > keep.max(1) {
-            self.steps.pop_front();
-        }
-        let first = self.steps.front().map_or(u64::MAX, |s| s.step);
-        // keep the last snapshot at or before the first step
-        while self.snapshots.len() > 1 && self.snapshots[1].0 <= first {
-            self.snapshots.pop_front();
+        let (mut positions, mut snapshots) = self.bytes();
+        while self.steps.len() > 1 && (self.steps.len() > keep || positions + snapshots > self.max_bytes) {
+            positions -= self.steps.pop_front().as_ref().map_or(0, step_bytes);
+            let first = self.steps.front().map_or(u64::MAX, |s| s.step);
+            // keep the last snapshot at or before the first step
+            while self.snapshots.len() > 1 && self.snapshots[1].0 <= first {
+                snapshots -= self.snapshots.pop_front().map_or(0, |(_, s)| s.bytes);
+            }
         }
         let oldest = self.snapshots.front().map_or(u64::MAX, |s| s.0);
         while self.steps.front().is_some_and(|s| s.step < oldest) {
             self.steps.pop_front();
         }
     }
+}
+
+/// The bytes of a recorded step's positions.
+fn step_bytes(step: &RecordedStep) -> usize {
+    step.cloths.iter().map(|c| std::mem::size_of_val(&c.positions[..])).sum()
 }
 
 /// After every cloth step: records it (its positions, and a snapshot when due).
@@ -236,4 +248,39 @@ pub fn restore(world: &mut World, step: u64, resume: bool) -> Result<(), String>
         recording.last_inputs = None;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(k: u64, vertices: usize) -> RecordedStep {
+        let cloth = RecordedCloth {
+            entity: Entity::PLACEHOLDER,
+            positions: vec![Vec3::ZERO; vertices],
+            triangles: Arc::default(),
+            grab: None,
+        };
+        RecordedStep { step: k, time: k as f64 / 60.0, cloths: vec![cloth] }
+    }
+
+    #[test]
+    fn the_window_and_the_memory_bound_drop_the_oldest_steps() {
+        let mut r = Recording { seconds: 1.0, ..default() };
+        let mut world = World::new();
+        world.insert_resource(SimClock::default());
+        world.insert_resource(SimParams::default());
+        r.snapshots.push_back((1, Arc::new(SimSnapshot::capture(&mut world))));
+        for k in 1..=100 {
+            r.steps.push_back(step(k, 10));
+            r.trim(60.0);
+        }
+        // the window keeps 60 steps, but the only snapshot is at step 1: the steps after it stay resumable
+        assert_eq!(r.steps.len(), 60);
+        assert_eq!(r.snapshots.len(), 1);
+        r.max_bytes = 120 * 30;
+        r.trim(60.0);
+        assert_eq!(r.bytes().0, 120 * 30, "30 steps of 10 vertices");
+        assert_eq!(r.steps.front().map(|s| s.step), Some(71));
+    }
 }
