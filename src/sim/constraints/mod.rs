@@ -168,7 +168,8 @@ pub fn project_constraints(
             with_avx2((&projector, chunk));
         }
     };
-    run_phased(&plan.phase_start()[..needed], settings.iterations, settings.parallel, work);
+    let parallel = settings.parallel && plan.worth_sharing(self_contacts.len());
+    run_phased(&plan.phase_start()[..needed], settings.iterations, parallel, work);
 }
 
 /// What the chunks of one projection read and write.

@@ -51,6 +51,8 @@ pub struct ProjectionPlan {
     phase_start: Vec<u32>,
     /// The first chunk of the contacts, of the self contacts and of the volume.
     global_start: [u32; 3],
+    /// Whether some colour is cut into more than one chunk.
+    wide_colors: bool,
 }
 
 impl ProjectionPlan {
@@ -68,6 +70,7 @@ impl ProjectionPlan {
             }
         }
         plan.global_start[0] = plan.chunks.len() as u32;
+        plan.wide_colors = (plan.phase_start.iter().enumerate()).any(|(j, &first)| first as usize != j);
         plan.push_phase(Work::Contacts, 0, 1);
         // the self contacts' two halves side by side, then the rest (chunk k projects group k)
         plan.global_start[1] = plan.chunks.len() as u32;
@@ -91,6 +94,14 @@ impl ProjectionPlan {
             (true, false, false) => self_start,
             (false, false, false) => contacts_start,
         }
+    }
+
+    /// Whether threads sharing a sweep can gain anything: some colour is cut into chunks, or the self contacts
+    /// are many enough to split in halves. Otherwise every phase is one chunk, and a second thread would only
+    /// pass the particles between the cores and, on a busy machine, keep the caller waiting for a descheduled
+    /// helper at every colour.
+    pub fn worth_sharing(&self, self_contacts: usize) -> bool {
+        self.wide_colors || self_contacts >= 2 * MIN_CHUNK as usize
     }
 
     fn push_phase(&mut self, work: Work, start: u32, end: u32) {
@@ -165,10 +176,13 @@ mod tests {
             (0..starts.len()).filter(stretch).map(|j| width(starts[j])).max().unwrap_or(0)
         };
         assert_eq!(widest(&plan), 1, "colours of about 30 constraints are not cut");
+        assert!(!plan.worth_sharing(0) && !plan.worth_sharing(2 * MIN_CHUNK as usize - 1));
+        assert!(plan.worth_sharing(2 * MIN_CHUNK as usize));
         let long: Vec<[u32; 2]> = (0..4000).map(|i| [2 * i, 2 * i + 1]).collect();
         let long = StretchConstraints::new(long, vec![1.0; 4000], 8000);
         let bend = BendConstraints::default();
         assert_eq!(widest(&ProjectionPlan::new(&long, &bend, 2)), 2 * CHUNKS_PER_THREAD as usize);
         assert_eq!(widest(&ProjectionPlan::new(&long, &bend, 1)), 1);
+        assert!(ProjectionPlan::new(&long, &bend, 2).worth_sharing(0));
     }
 }
