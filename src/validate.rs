@@ -164,6 +164,7 @@ knob_checks! {
     thickness => THICKNESS, positive -> f32;
     stretch_compliance => STRETCH_COMPLIANCE, within -> f32;
     bend_compliance => BEND_COMPLIANCE, within -> f32;
+    volume_compliance => VOLUME_COMPLIANCE, within -> f32;
     optional_friction => FRICTION, optional_within -> Option<f32>;
     optional_restitution => RESTITUTION, optional_within -> Option<f32>;
 }

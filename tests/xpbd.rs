@@ -6,7 +6,8 @@ use bevy::prelude::*;
 use drape::headless::headless_app;
 use drape::scene::desc::{ClothDesc, ClothShape, PinSelector, SceneDesc};
 use drape::sim::SimParams;
-use drape::sim::cloth::{ClothMaterial, Particles, SolverStiffness};
+use drape::sim::cloth::{ClothMaterial, ClothMesh, Particles, SolverStiffness};
+use drape::sim::constraints::volume::enclosed_volume;
 use drape::sim::params::Solver;
 
 /// A 1 m × 1 m sheet of 16 × 16 vertices hanging from its top row, `iterations` × `substeps` at 60 Hz.
@@ -185,4 +186,34 @@ fn the_preset_shows_pbd_stretching_with_fewer_substeps_and_xpbd_not() {
             assert!(pbd > 1.3 * xpbd, "PBD at one substep: {pbd} m, XPBD {xpbd} m");
         }
     }
+}
+
+/// A balloon of radius 0.5 m in zero gravity, blown to twice its volume (k_pressure = 2) against a membrane of
+/// stretch compliance 0.01 m/N, with volume compliance `volume_compliance`; its volume after 8 s, m³.
+fn blown_volume(volume_compliance: f32, iterations: u32, substeps: u32) -> f32 {
+    let params =
+        SimParams { solver: Solver::Xpbd, iterations, substeps, pressure: 2.0, gravity: Vec3::ZERO, ..default() };
+    let mut desc = SceneDesc { params: SimParams { damping: 0.1, parallel: false, ..params }, ..default() };
+    desc.colliders.clear();
+    let material = ClothMaterial { stretch_compliance: 0.01, volume_compliance, ..default() };
+    let shape = ClothShape::Icosphere { subdivisions: 2, radius: 0.5 };
+    desc.cloths = vec![ClothDesc { shape, balloon: true, pins: vec![], material, ..default() }];
+    let mut app = headless_app(desc);
+    for _ in 0..480 {
+        app.update();
+    }
+    let world = app.world_mut();
+    let (particles, mesh) = world.query::<(&Particles, &ClothMesh)>().single(world).expect("one balloon");
+    enclosed_volume(&particles.x, &mesh.triangles)
+}
+
+#[test]
+fn a_balloons_volume_compliance_gives_the_same_volume_at_any_split() {
+    let rest = 4.0 / 3.0 * std::f32::consts::PI * 0.125;
+    let hard: Vec<f32> = SPLITS.iter().map(|&(i, s)| blown_volume(0.0, i, s)).collect();
+    let soft: Vec<f32> = SPLITS.iter().map(|&(i, s)| blown_volume(0.01, i, s)).collect();
+    println!("blown volume (rest {rest:.3} m³) over 1×40, 4×10, 40×1: α = 0 {hard:?}, α = 0.01 m³/Pa {soft:?}");
+    assert!(hard.iter().all(|v| (v / (2.0 * rest) - 1.0).abs() < 0.05), "α = 0 keeps k_pressure·V0: {hard:?}");
+    assert!(soft.iter().all(|v| *v < 0.9 * 2.0 * rest), "the compliance gives way to the membrane: {soft:?}");
+    assert!(spread(&soft) < 0.05, "the compliant volume differs by {:.1} %: {soft:?}", 100.0 * spread(&soft));
 }

@@ -193,6 +193,9 @@ pub struct ClothMaterial {
     /// XPBD's compliance α of the bending constraints: [`knobs::BEND_COMPLIANCE`].
     #[serde(deserialize_with = "crate::validate::bend_compliance")]
     pub bend_compliance: f32,
+    /// XPBD's compliance α of a balloon's volume, m³/Pa: [`knobs::VOLUME_COMPLIANCE`].
+    #[serde(deserialize_with = "crate::validate::volume_compliance")]
+    pub volume_compliance: f32,
 }
 
 impl Default for ClothMaterial {
@@ -204,6 +207,7 @@ impl Default for ClothMaterial {
             thickness: knobs::THICKNESS.default,
             stretch_compliance: knobs::STRETCH_COMPLIANCE.default,
             bend_compliance: knobs::BEND_COMPLIANCE.default,
+            volume_compliance: knobs::VOLUME_COMPLIANCE.default,
         }
     }
 }
@@ -217,6 +221,7 @@ impl ClothMaterial {
         knobs::THICKNESS,
         knobs::STRETCH_COMPLIANCE,
         knobs::BEND_COMPLIANCE,
+        knobs::VOLUME_COMPLIANCE,
     ];
 
     /// A copy with every field forced into its knob's range (a non-finite value becomes the knob's default).
@@ -228,6 +233,7 @@ impl ClothMaterial {
             thickness: knobs::THICKNESS.clamp(self.thickness),
             stretch_compliance: knobs::STRETCH_COMPLIANCE.clamp(self.stretch_compliance),
             bend_compliance: knobs::BEND_COMPLIANCE.clamp(self.bend_compliance),
+            volume_compliance: knobs::VOLUME_COMPLIANCE.clamp(self.volume_compliance),
         }
     }
 }
@@ -246,6 +252,8 @@ pub struct SolverStiffness {
     pub stretch_compliance: f32,
     /// XPBD's bending compliance α the solver uses now.
     pub bend_compliance: f32,
+    /// XPBD's volume compliance α the solver uses now, m³/Pa.
+    pub volume_compliance: f32,
     /// The share of XPBD in the projection's corrections, 0 (the paper's) to 1 (XPBD); `None` before the
     /// first step, which takes the cloth's solver at once.
     pub xpbd_share: Option<f32>,
@@ -264,6 +272,7 @@ impl SolverStiffness {
             bend: material.bend_stiffness,
             stretch_compliance: material.stretch_compliance,
             bend_compliance: material.bend_compliance,
+            volume_compliance: material.volume_compliance,
             xpbd_share: None,
         }
     }
@@ -287,6 +296,7 @@ impl SolverStiffness {
         };
         self.stretch_compliance = log_step(self.stretch_compliance, material.stretch_compliance);
         self.bend_compliance = log_step(self.bend_compliance, material.bend_compliance);
+        self.volume_compliance = log_step(self.volume_compliance, material.volume_compliance);
         let target = if solver == Solver::Xpbd { 1.0 } else { 0.0 };
         let glide = |share: f32| share + (target - share).clamp(-dt / Self::SWITCH, dt / Self::SWITCH);
         self.xpbd_share = Some(self.xpbd_share.map_or(target, glide));

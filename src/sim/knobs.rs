@@ -317,6 +317,19 @@ pub const BEND_COMPLIANCE: Knob = Knob {
           torque folds it (with the distance bending model, metres per newton across the hinge).",
 };
 
+/// XPBD's volume compliance α of a balloon.
+pub const VOLUME_COMPLIANCE: Knob = Knob {
+    name: "volume_compliance",
+    label: "volume compliance",
+    unit: "m³/Pa",
+    min: 0.0,
+    max: 1.0,
+    default: 0.0,
+    section: "§4.4 eq. (14); XPBD eq. (18)",
+    doc: "With the XPBD solver and a balloon: the inverse stiffness α of its volume constraint, the volume one \
+          pascal of pressure difference takes from it (0 keeps the volume k_pressure·V0 exactly).",
+};
+
 /// Areal density ρ.
 pub const DENSITY: Knob = Knob {
     name: "density",
@@ -390,8 +403,15 @@ mod tests {
     #[test]
     fn material_defaults_match_the_table() {
         let d = ClothMaterial::default();
-        let fields =
-            [d.stretch_stiffness, d.bend_stiffness, d.density, d.thickness, d.stretch_compliance, d.bend_compliance];
+        let fields = [
+            d.stretch_stiffness,
+            d.bend_stiffness,
+            d.density,
+            d.thickness,
+            d.stretch_compliance,
+            d.bend_compliance,
+            d.volume_compliance,
+        ];
         for (value, knob) in fields.iter().zip(ClothMaterial::KNOBS) {
             assert_eq!(*value, knob.default, "{}", knob.name);
         }

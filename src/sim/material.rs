@@ -36,6 +36,7 @@ pub fn edit_material(current: ClothMaterial, before: ClothMaterial, after: Cloth
         thickness: pick(current.thickness, before.thickness, after.thickness),
         stretch_compliance: pick(current.stretch_compliance, before.stretch_compliance, after.stretch_compliance),
         bend_compliance: pick(current.bend_compliance, before.bend_compliance, after.bend_compliance),
+        volume_compliance: pick(current.volume_compliance, before.volume_compliance, after.volume_compliance),
     }
 }
 

@@ -200,7 +200,8 @@ pub fn project(
         };
         let share = stiffness.xpbd_weight();
         if share > 0.0 {
-            settings = settings.xpbd([stiffness.stretch_compliance, stiffness.bend_compliance], share, clock.dt);
+            let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
+            settings = settings.xpbd(alpha, share, clock.dt);
         }
         let Particles { x, p, w, .. } = &mut *particles;
         let mut no_gradient = Vec::new();

@@ -78,6 +78,9 @@ fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
         cloth.material.bend_compliance = compliance_value(rng, &knobs::BEND_COMPLIANCE);
     }
     desc.params.cloth_collision = rng.random_bool(0.4);
+    for cloth in &mut desc.cloths {
+        cloth.material.volume_compliance = compliance_value(rng, &knobs::VOLUME_COMPLIANCE);
+    }
 }
 
 /// A compliance of `knob`: zero, its ends, or log-uniform over eight decades below its maximum.

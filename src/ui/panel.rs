@@ -260,6 +260,7 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
             Solver::Xpbd => {
                 knob(ui, &mut m.stretch_compliance, &knobs::STRETCH_COMPLIANCE, true);
                 knob(ui, &mut m.bend_compliance, &knobs::BEND_COMPLIANCE, true);
+                knob(ui, &mut m.volume_compliance, &knobs::VOLUME_COMPLIANCE, true);
             }
         }
         if let Some(own) = own_solver {

@@ -23,6 +23,7 @@ use self::access::SharedParticles;
 use self::plan::{Chunk, ProjectionPlan, Work};
 use self::response::{Blend, Compliance, Multipliers, Response, SharedMultipliers, Stiffness};
 use self::storage::{BendConstraints, StretchConstraints};
+use self::volume::VolumeResponse;
 use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
 use super::lanes::{PackedWork, with_avx2};
@@ -50,8 +51,9 @@ pub struct SolverSettings {
 /// XPBD's part in a projection.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct XpbdSettings {
-    /// The time-scaled compliances α̃ = α/Δt² of stretch and of bending ([`response::Compliance`]).
-    pub alpha: [f32; 2],
+    /// The time-scaled compliances α̃ = α/Δt² of stretch, of bending ([`response::Compliance`]) and of a
+    /// balloon's volume ([`volume::VolumeResponse`]).
+    pub alpha: [f32; 3],
     /// XPBD's share of the corrections, in (0, 1]: below 1 while the solver switches ([`response::Blend`]).
     pub share: f32,
 }
@@ -70,11 +72,10 @@ impl SolverSettings {
         }
     }
 
-    /// The same settings with XPBD's compliances α (stretch, bending) for substeps of `dt` seconds, XPBD making
-    /// `share` of the corrections (1: all).
-    pub fn xpbd(self, [stretch, bend]: [f32; 2], share: f32, dt: f32) -> Self {
-        let tilde = |alpha: f32| alpha / (dt * dt);
-        Self { xpbd: Some(XpbdSettings { alpha: [tilde(stretch), tilde(bend)], share }), ..self }
+    /// The same settings with XPBD's compliances α (stretch, bending, volume) for substeps of `dt` seconds, XPBD
+    /// making `share` of the corrections (1: all).
+    pub fn xpbd(self, alpha: [f32; 3], share: f32, dt: f32) -> Self {
+        Self { xpbd: Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share }), ..self }
     }
 
     /// The same settings, projected on one thread.
@@ -231,7 +232,14 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 if let (Some(target), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
-                    volume::project_volume(p, w, triangles, target, 1.0, scratch.volume_gradient);
+                    let ProjectionScratch { volume_gradient, multipliers, .. } = &mut *scratch;
+                    let response = match settings.xpbd {
+                        None => VolumeResponse::Stiffness(1.0),
+                        Some(XpbdSettings { alpha, share }) => {
+                            VolumeResponse::Compliance { alpha: alpha[2], lambda: &mut multipliers.volume, share }
+                        }
+                    };
+                    volume::project_volume(p, w, triangles, target, response, volume_gradient);
                     // the volume comes last and pushes every vertex: the contacts again, so no vertex ends the
                     // iteration pressed into a collider by the balloon
                     project_contacts(&mut view, x, scratch.contacts);

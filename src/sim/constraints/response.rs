@@ -182,6 +182,8 @@ pub struct Multipliers {
     pub stretch: Vec<f32>,
     /// λ of each bending constraint, in the order of `BendConstraints`.
     pub bend: Vec<f32>,
+    /// λ of a balloon's volume constraint.
+    pub volume: f32,
 }
 
 impl Multipliers {
@@ -191,6 +193,7 @@ impl Multipliers {
             lambda.clear();
             lambda.resize(n, 0.0);
         }
+        self.volume = 0.0;
     }
 }
 
@@ -208,7 +211,7 @@ unsafe impl Sync for SharedMultipliers {}
 impl SharedMultipliers {
     /// A view of `multipliers` for the chunks of one projection.
     pub fn new(multipliers: &mut Multipliers) -> Self {
-        let Multipliers { stretch, bend } = multipliers;
+        let Multipliers { stretch, bend, .. } = multipliers;
         Self { stretch: (stretch.as_mut_ptr(), stretch.len()), bend: (bend.as_mut_ptr(), bend.len()) }
     }
 

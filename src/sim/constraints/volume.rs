@@ -41,12 +41,50 @@ pub fn enclosed_volume(p: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
 /// Longest move of one volume projection, as a fraction of the cube root of the target volume.
 pub const MAX_STEP: f32 = 0.1;
 
+/// How the volume constraint answers its error C: the paper's stiffness, or XPBD's compliance.
+#[derive(Debug)]
+pub enum VolumeResponse<'a> {
+    /// Δp_i = −k s w_i ∇_i C with s = C / Σ_j w_j |∇_j C|² (eq. 8–9); the paper's balloons use k = 1.
+    Stiffness(f32),
+    /// XPBD: Δλ = (−C − α̃λ) / (Σ_j w_j |∇_j C|² + α̃), Δp_i = w_i ∇_i C Δλ, with α̃ = α/Δt² (m³/Pa over s²);
+    /// `share` < 1 while the solver switches blends it with the paper's k = 1 (as
+    /// [`Blend`](super::response::Blend) does), and `lambda` records the multiplier of the correction made.
+    Compliance {
+        /// α̃ = α / Δt².
+        alpha: f32,
+        /// This substep's λ, zero at its start.
+        lambda: &'a mut f32,
+        /// XPBD's share of the correction, 0 to 1.
+        share: f32,
+    },
+}
+
+impl VolumeResponse<'_> {
+    /// The factor s of Δp_i = −s w_i ∇_i C for the error `error` and the denominator Σ_j w_j |∇_j C|².
+    fn scale(&self, error: f32, denominator: f32) -> f32 {
+        match self {
+            Self::Stiffness(k) => k * error / denominator,
+            Self::Compliance { alpha, lambda, share } => {
+                let xpbd = (error + alpha * **lambda) / (denominator + alpha);
+                if *share >= 1.0 { xpbd } else { (1.0 - share) * error / denominator + share * xpbd }
+            }
+        }
+    }
+
+    /// Records the correction made with factor `scale`.
+    fn commit(&mut self, scale: f32) {
+        if let Self::Compliance { lambda, .. } = self {
+            **lambda -= scale;
+        }
+    }
+}
+
 /// One projection of the balloon constraint C = V(p) − `target_volume` (eq. 14) onto the positions `p`.
 ///
 /// `target_volume` is k_pressure · V0: the paper's overpressure factor k_pressure is folded into the target by
-/// the caller. `k` is the stiffness of the equality constraint in the sense of §3.3 (the paper uses k = 1),
-/// already linearised for the iteration count if wanted. With the gradients ∇_i C of eq. (15) the correction
-/// is Δp_i = −k s w_i ∇_i C with s = C / Σ_j w_j |∇_j C|² (eq. 8–9); vertices with w_i = 0 do not move.
+/// the caller. `response` is the paper's stiffness k of the equality constraint in the sense of §3.3 (the paper
+/// uses k = 1), or XPBD's compliance. With the gradients ∇_i C of eq. (15) the correction is Δp_i = −s w_i ∇_i C
+/// ([`VolumeResponse`] gives s); vertices with w_i = 0 do not move.
 ///
 /// `gradient` is caller-owned scratch: it is resized to `p.len()` and holds ∇_i C afterwards, so a warm
 /// buffer is reused without allocating. `w` should have one inverse mass per position (vertices past its end
@@ -61,7 +99,7 @@ pub fn project_volume(
     w: &[f32],
     triangles: &[[u32; 3]],
     target_volume: f32,
-    k: f32,
+    mut response: VolumeResponse,
     gradient: &mut Vec<Vec3>,
 ) {
     const SIXTH: f32 = 1.0 / 6.0;
@@ -85,7 +123,7 @@ pub fn project_volume(
     if !constraint.is_finite() || !denominator.is_finite() || denominator <= f32::MIN_POSITIVE {
         return;
     }
-    let mut scale = k * constraint / denominator;
+    let mut scale = response.scale(constraint, denominator);
     if !scale.is_finite() {
         return;
     }
@@ -96,6 +134,7 @@ pub fn project_volume(
     if largest > limit {
         scale *= limit / largest;
     }
+    response.commit(scale);
     for ((pi, g), &wi) in p.iter_mut().zip(gradient.iter()).zip(w) {
         *pi -= *g * (scale * wi);
     }
@@ -208,7 +247,7 @@ mod tests {
         let mut gradient = Vec::new();
         let start = (enclosed_volume(&p, &t) - target).abs();
         for _ in 0..10 {
-            project_volume(&mut p, &w, &t, target, 1.0, &mut gradient);
+            project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
         }
         let error = (enclosed_volume(&p, &t) - target).abs();
         assert!(error < 1e-3 * target, "volume error {error} (started at {start}) for target {target}");
@@ -222,7 +261,7 @@ mod tests {
             q.y *= 1e-4; // flattened to a disc: a volume near zero, tiny gradients
         }
         let (before, w, target) = (p.clone(), vec![1.0; p.len()], 4.0 * 1.9);
-        project_volume(&mut p, &w, &t, target, 1.0, &mut Vec::new());
+        project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut Vec::new());
         let furthest = before.iter().zip(&p).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
         assert!(furthest > 0.0 && furthest <= MAX_STEP * target.cbrt() * 1.0001, "moved {furthest}");
     }
@@ -233,8 +272,8 @@ mod tests {
         let w: Vec<f32> = (0..p.len()).map(|i| 0.5 + (i % 3) as f32).collect();
         let mut gradient = Vec::new();
         let (mut full, mut half) = (p.clone(), p.clone());
-        project_volume(&mut full, &w, &t, 5.0, 1.0, &mut gradient);
-        project_volume(&mut half, &w, &t, 5.0, 0.5, &mut gradient);
+        project_volume(&mut full, &w, &t, 5.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_volume(&mut half, &w, &t, 5.0, VolumeResponse::Stiffness(0.5), &mut gradient);
         for ((a, b), c) in p.iter().zip(&full).zip(&half) {
             assert!(((*b - *a) * 0.5 - (*c - *a)).length() < 1e-6);
         }
@@ -252,7 +291,7 @@ mod tests {
         let w: Vec<f32> = mass.iter().map(|m| 1.0 / m).collect();
         let before = p.clone();
         let target = 1.3 * enclosed_volume(&p, &t);
-        project_volume(&mut p, &w, &t, target, 1.0, &mut Vec::new());
+        project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut Vec::new());
 
         let center = before.iter().sum::<Vec3>() / before.len() as f32;
         let (mut linear, mut angular, mut moved) = (Vec3::ZERO, Vec3::ZERO, 0.0f32);
@@ -275,7 +314,7 @@ mod tests {
         let target = 2.0 * enclosed_volume(&p, &t);
         let mut gradient = Vec::new();
         for _ in 0..5 {
-            project_volume(&mut p, &w, &t, target, 1.0, &mut gradient);
+            project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
         }
         for (i, (a, b)) in before.iter().zip(&p).enumerate() {
             if w[i] == 0.0 {
@@ -293,29 +332,29 @@ mod tests {
         let mut gradient = Vec::new();
 
         let mut pinned = p.clone();
-        project_volume(&mut pinned, &[0.0; 8], &t, 2.0, 1.0, &mut gradient);
+        project_volume(&mut pinned, &[0.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(pinned, p, "every vertex pinned");
 
         let mut collapsed = vec![Vec3::ONE; 8];
-        project_volume(&mut collapsed, &[1.0; 8], &t, 2.0, 1.0, &mut gradient);
+        project_volume(&mut collapsed, &[1.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(collapsed, vec![Vec3::ONE; 8], "zero gradient");
 
         let mut nan = p.clone();
         nan[3] = Vec3::NAN;
-        project_volume(&mut nan, &[1.0; 8], &t, 2.0, 1.0, &mut gradient);
+        project_volume(&mut nan, &[1.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(&nan[..3], &p[..3], "NaN position");
         assert_eq!(&nan[4..], &p[4..], "NaN position");
 
         let mut bad_target = p.clone();
-        project_volume(&mut bad_target, &[1.0; 8], &t, f32::INFINITY, 1.0, &mut gradient);
+        project_volume(&mut bad_target, &[1.0; 8], &t, f32::INFINITY, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(bad_target, p, "infinite target");
 
         let mut infinite_w = p.clone();
-        project_volume(&mut infinite_w, &[f32::INFINITY; 8], &t, 2.0, 1.0, &mut gradient);
+        project_volume(&mut infinite_w, &[f32::INFINITY; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(infinite_w, p, "infinite inverse mass");
 
         let mut empty: Vec<Vec3> = Vec::new();
-        project_volume(&mut empty, &[], &[], 1.0, 1.0, &mut gradient);
+        project_volume(&mut empty, &[], &[], 1.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(enclosed_volume(&[], &[]), 0.0);
     }
 
@@ -324,11 +363,11 @@ mod tests {
         let (mut p, t) = sphere(2, 1.0, Vec3::ZERO);
         let w = vec![1.0; p.len()];
         let mut gradient = Vec::new();
-        project_volume(&mut p, &w, &t, 3.0, 1.0, &mut gradient);
+        project_volume(&mut p, &w, &t, 3.0, VolumeResponse::Stiffness(1.0), &mut gradient);
         assert_eq!(gradient.len(), p.len());
         let (capacity, buffer) = (gradient.capacity(), gradient.as_ptr());
         for _ in 0..3 {
-            project_volume(&mut p, &w, &t, 3.0, 1.0, &mut gradient);
+            project_volume(&mut p, &w, &t, 3.0, VolumeResponse::Stiffness(1.0), &mut gradient);
             assert_eq!(gradient.len(), p.len());
             assert_eq!((gradient.capacity(), gradient.as_ptr()), (capacity, buffer));
         }
@@ -343,7 +382,7 @@ mod tests {
         let v = enclosed_volume(&p, &t);
         let mut gradient = Vec::new();
         // a zero stiffness computes the gradients but moves nothing
-        project_volume(&mut p.clone(), &vec![1.0; p.len()], &t, v, 0.0, &mut gradient);
+        project_volume(&mut p.clone(), &vec![1.0; p.len()], &t, v, VolumeResponse::Stiffness(0.0), &mut gradient);
         let h = 1e-2;
         for i in [0, 5, 17, 41] {
             for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
@@ -354,5 +393,27 @@ mod tests {
                 assert!((numeric - gradient[i].dot(axis)).abs() < 1e-3, "vertex {i}: {numeric} vs {}", gradient[i]);
             }
         }
+    }
+
+    #[test]
+    fn zero_compliance_is_the_paper_with_k_1_and_compliance_balances_lambda() {
+        let (start, t) = sphere(2, 1.0, Vec3::ZERO);
+        let target = enclosed_volume(&start, &t) * 1.5;
+        let w: Vec<f32> = (0..start.len()).map(|i| 1.0 + (i % 3) as f32).collect();
+        let (mut paper, mut hard, mut soft) = (start.clone(), start.clone(), start);
+        let (mut hard_lambda, mut soft_lambda, mut gradient) = (0.0, 0.0, Vec::new());
+        let alpha = 0.5;
+        for _ in 0..40 {
+            project_volume(&mut paper, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
+            let hard_response = VolumeResponse::Compliance { alpha: 0.0, lambda: &mut hard_lambda, share: 1.0 };
+            project_volume(&mut hard, &w, &t, target, hard_response, &mut gradient);
+            let soft_response = VolumeResponse::Compliance { alpha, lambda: &mut soft_lambda, share: 1.0 };
+            project_volume(&mut soft, &w, &t, target, soft_response, &mut gradient);
+        }
+        assert_eq!(paper, hard, "XPBD with α = 0 is eq. (8)–(9) with k = 1");
+        // converged XPBD: C(p) + α̃λ = 0, the constraint's force λ balancing its compliance
+        let error = enclosed_volume(&soft, &t) - target;
+        assert!(error < -0.01 * target, "the compliance leaves the volume short: {error}");
+        assert!((error + alpha * soft_lambda).abs() < 1e-3 * target, "C = {error}, α̃λ = {}", alpha * soft_lambda);
     }
 }
