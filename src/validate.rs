@@ -79,13 +79,20 @@ pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec3>, D::Error> {
 
 /// How often a cloth's pattern repeats: 0.1 to 1000 times across its texture coordinates.
 pub fn fabric_repeats<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    let v = f32::deserialize(d)?;
-    if (0.1..=1000.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(D::Error::custom(format!("repeats: {v} is out of range 0.1–1000")))
-    }
+    within(&FABRIC_REPEATS, d)
 }
+
+/// The fabric pattern's repeats across the texture coordinates' unit square: drawing only, no physics.
+pub const FABRIC_REPEATS: Knob = Knob {
+    name: "repeats",
+    label: "pattern repeats",
+    unit: "",
+    min: 0.1,
+    max: 1000.0,
+    default: 6.0,
+    section: "none (drawing only)",
+    doc: "How often the fabric pattern repeats across u and v from 0 to 1.",
+};
 
 /// A value a file may only give inside `knob`'s range; the error names the field and its range.
 fn within<'de, D: Deserializer<'de>>(knob: &Knob, d: D) -> Result<f32, D::Error> {
@@ -183,6 +190,7 @@ mod tests {
         assert_eq!(run(stretch_stiffness, "0.5"), Ok(0.5));
         assert_eq!(run(stretch_stiffness, "1.5"), Err("stretch_stiffness: 1.5 is out of range 0–1".into()));
         assert_eq!(run(bend_stiffness, "-0.1"), Err("bend_stiffness: -0.1 is out of range 0–1".into()));
+        assert_eq!(run(fabric_repeats, "0.05"), Err("repeats: 0.05 is out of range 0.1–1000".into()));
         assert_eq!(run(optional_friction, "Some(3.0)"), Err("friction: 3 is out of range 0–2".into()));
         assert_eq!(run(optional_restitution, "None"), Ok(None));
         // a density outside its range but positive is clamped later, not refused

@@ -261,7 +261,7 @@ pub struct Fabric {
 
 impl Default for Fabric {
     fn default() -> Self {
-        Self { pattern: Pattern::Woven, repeats: 6.0, back_color: None }
+        Self { pattern: Pattern::Woven, repeats: validate::FABRIC_REPEATS.default, back_color: None }
     }
 }
 

@@ -140,12 +140,14 @@ pub fn apply_playback(world: &mut World) {
 
 /// Puts the recorded positions of step `index` on the cloths (only where the cloth has the same vertices).
 fn show_recorded(world: &mut World, index: usize) {
-    let Some(step) = world.resource::<Recording>().steps().get(index).cloned() else { return };
-    for cloth in &step.cloths {
-        if let Some(mut particles) = world.get_mut::<Particles>(cloth.entity)
-            && particles.x.len() == cloth.positions.len()
-        {
-            particles.x.copy_from_slice(&cloth.positions);
+    world.resource_scope(|world, recording: Mut<Recording>| {
+        let Some(step) = recording.steps().get(index) else { return };
+        for cloth in &step.cloths {
+            if let Some(mut particles) = world.get_mut::<Particles>(cloth.entity)
+                && particles.x.len() == cloth.positions.len()
+            {
+                particles.x.copy_from_slice(&cloth.positions);
+            }
         }
-    }
+    });
 }
