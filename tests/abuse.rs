@@ -92,14 +92,18 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
 }
 
 fn wild_material(rng: &mut SmallRng) -> ClothMaterial {
-    ClothMaterial {
+    let drawn = ClothMaterial {
         stretch_stiffness: wild(rng, &knobs::STRETCH_STIFFNESS),
         bend_stiffness: wild(rng, &knobs::BEND_STIFFNESS),
         density: wild(rng, &knobs::DENSITY),
         thickness: wild(rng, &knobs::THICKNESS),
         stretch_compliance: wild(rng, &knobs::STRETCH_COMPLIANCE),
         bend_compliance: wild(rng, &knobs::BEND_COMPLIANCE),
-    }
+        volume_compliance: 0.0,
+    };
+    // the same range as the stretch compliance, and its value: a draw of its own would reshuffle every later
+    // value (see `cloth_collision`)
+    ClothMaterial { volume_compliance: drawn.stretch_compliance, ..drawn }
 }
 
 /// Sets every cloth's material the way the panel does.
