@@ -45,6 +45,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "avian")]
+pub mod avian;
 pub mod export;
 pub mod headless;
 #[cfg(feature = "picking")]

@@ -72,11 +72,12 @@ impl CollisionWorld {
         self.entities.iter().position(|&k| k == e)
     }
 
-    /// Refills the list from the colliders' two poses; unset friction and restitution come from the
-    /// parameters.
+    /// Refills the list from the colliders' two poses, then another engine's colliders (`external`); unset
+    /// friction and restitution come from the parameters.
     pub fn gather<'a>(
         &mut self,
         colliders: impl Iterator<Item = (Entity, &'a Collider, &'a Transform, Option<&'a PreviousPose>)>,
+        external: Option<&ExternalColliders>,
         params: &SimParams,
     ) {
         self.colliders.clear();
@@ -95,7 +96,21 @@ impl CollisionWorld {
             ));
             self.entities.push(entity);
         }
+        if let Some(external) = external {
+            self.colliders.extend(external.colliders.iter().cloned());
+            self.entities.extend(&external.entities);
+        }
     }
+}
+
+/// Colliders of another engine (Avian's, with the `avian` feature), swept over the substep by that engine's
+/// own system before line (8); [`CollisionWorld::gather`] puts them after drape's.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct ExternalColliders {
+    /// The colliders, each swept over the substep.
+    pub colliders: Vec<swept::SweptCollider>,
+    /// The entity of each collider, in the same order.
+    pub entities: Vec<Entity>,
 }
 
 /// Line (7) for kinematic colliders: each takes its pose at the end of the substep, remembering the start.

@@ -17,7 +17,7 @@ use super::collide::{
     contacts::{generate_contacts, push_out_of_colliders},
     response::apply_friction_restitution,
 };
-use super::colliders::CollisionWorld;
+use super::colliders::{CollisionWorld, ExternalColliders};
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
@@ -124,14 +124,15 @@ pub fn generate_collisions(
         &ClothMaterial,
         &BodyAttachments,
     )>,
-    colliders: Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>,
+    colliders: (Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    world.gather(colliders.iter(), &params);
+    let (colliders, external) = colliders;
+    world.gather(colliders.iter(), external.as_deref(), &params);
     for ((particles, mesh, stretch), mut contacts, mut self_collision, material, held) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
@@ -293,19 +294,28 @@ pub fn couple_bodies(
         return;
     }
     let start = Instant::now();
-    for (particles, contacts) in &cloths {
-        for c in &contacts.0 {
-            let (Some(&entity), Some(&mass)) =
-                (world.entities.get(c.collider as usize), particles.mass.get(c.vertex as usize))
-            else {
-                continue;
-            };
-            if let Ok((mut body, pose)) = bodies.get_mut(entity) {
-                body.take_from_vertex(pose, c.momentum_given(mass, clock.dt), mass, c.point);
-            }
+    for (entity, mass, given, point) in contact_momenta(&cloths, &world, clock.dt) {
+        if let Ok((mut body, pose)) = bodies.get_mut(entity) {
+            body.take_from_vertex(pose, given, mass, point);
         }
     }
     timings.add(PbdStage::VelocityResponse, start);
+}
+
+/// Every collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass,
+/// the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex, and the contact point.
+pub fn contact_momenta<'a>(
+    cloths: &'a Query<(&Particles, &Contacts)>,
+    world: &'a CollisionWorld,
+    dt: f32,
+) -> impl Iterator<Item = (Entity, f32, Vec3, Vec3)> + 'a {
+    cloths.iter().flat_map(move |(particles, contacts)| {
+        contacts.0.iter().filter_map(move |c| {
+            let entity = *world.entities.get(c.collider as usize)?;
+            let mass = *particles.mass.get(c.vertex as usize)?;
+            Some((entity, mass, c.momentum_given(mass, dt), c.point))
+        })
+    })
 }
 
 /// Before each cloth step: the solver's stiffnesses and compliances follow the materials, and the share of XPBD

@@ -4,6 +4,7 @@
 
 pub mod contact;
 pub mod contacts;
+pub mod general;
 pub mod response;
 pub mod shapes;
 pub mod swept;

@@ -3,8 +3,10 @@
 
 use bevy::math::{Isometry3d, Quat, Vec2, Vec3};
 
-/// A collision shape in world space.
-#[derive(Clone, Copy, Debug, PartialEq)]
+use super::general::GeneralShape;
+
+/// A collision shape in world space: the analytic shapes, answered in closed form, and any other solid.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// Half-space below the plane through `point` with unit `normal` pointing out of the solid.
     Plane {
@@ -50,6 +52,8 @@ pub enum Shape {
         /// Half the inside height, metres.
         half_height: f32,
     },
+    /// Any other solid (a convex hull, a triangle mesh), answered by its own queries.
+    General(GeneralShape),
 }
 
 /// Bisection steps of the generic ray test: the entry point is found to 2⁻³⁰ of the segment.
@@ -57,8 +61,8 @@ const BISECTION_STEPS: u32 = 30;
 
 impl Shape {
     /// The shape grown by `margin` metres in every direction (the cloth thickness keeps cloth off surfaces).
-    pub fn inflated(self, margin: f32) -> Self {
-        match self {
+    pub fn inflated(&self, margin: f32) -> Self {
+        match *self {
             Shape::Plane { point, normal } => Shape::Plane { point: point + normal * margin, normal },
             Shape::Sphere { center, radius } => Shape::Sphere { center, radius: radius + margin },
             Shape::Box { center, rotation, half_extents } => {
@@ -71,14 +75,17 @@ impl Shape {
                 radius: (radius - margin).max(0.0),
                 half_height: (half_height - margin).max(0.0),
             },
+            Shape::General(ref shape) => {
+                Shape::General(GeneralShape { margin: shape.margin + margin, ..shape.clone() })
+            }
         }
     }
 
     /// The shape moved by `pose` (from its own frame to the world).
-    pub fn transformed(self, pose: &Isometry3d) -> Self {
+    pub fn transformed(&self, pose: &Isometry3d) -> Self {
         let at = |q: Vec3| Vec3::from(pose.transform_point(q));
         let turn = pose.rotation;
-        match self {
+        match *self {
             Shape::Plane { point, normal } => Shape::Plane { point: at(point), normal: turn * normal },
             Shape::Sphere { center, radius } => Shape::Sphere { center: at(center), radius },
             Shape::Box { center, rotation, half_extents } => {
@@ -88,6 +95,7 @@ impl Shape {
             Shape::Barrel { center, rotation, radius, half_height } => {
                 Shape::Barrel { center: at(center), rotation: turn * rotation, radius, half_height }
             }
+            Shape::General(ref shape) => Shape::General(shape.moved(pose)),
         }
     }
 
@@ -100,6 +108,7 @@ impl Shape {
             Shape::Box { center, half_extents, .. } => Some((center, half_extents.length())),
             Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, a.distance(b) * 0.5 + radius)),
             Shape::Barrel { .. } => None,
+            Shape::General(ref shape) => Some(shape.bounding_sphere()),
         }
     }
 
@@ -117,6 +126,7 @@ impl Shape {
                 around(center, half)
             }
             Shape::Capsule { a, b, radius } => Some((a.min(b) - radius, a.max(b) + radius)),
+            Shape::General(ref shape) => Some(shape.bounding_box()),
         }
     }
 
@@ -129,6 +139,7 @@ impl Shape {
             Shape::Box { center, half_extents, .. } => center.length() + half_extents.length(),
             Shape::Capsule { a, b, radius } => a.length().max(b.length()) + radius,
             Shape::Barrel { center, radius, half_height, .. } => center.length() + radius.hypot(half_height),
+            Shape::General(ref shape) => shape.reach(),
         }
     }
 
@@ -145,6 +156,7 @@ impl Shape {
             Shape::Barrel { center, rotation, radius, half_height } => {
                 -cylinder_distance(rotation.inverse() * (q - center), radius, half_height)
             }
+            Shape::General(ref shape) => shape.signed_distance(q),
         }
     }
 
@@ -185,6 +197,7 @@ impl Shape {
                 let (point, normal) = barrel_closest_surface(rotation.inverse() * (q - center), radius, half_height);
                 (center + rotation * point, rotation * normal)
             }
+            Shape::General(ref shape) => shape.closest_surface(q),
         }
     }
 
@@ -223,6 +236,7 @@ impl Shape {
             }
             Shape::Box { .. } | Shape::Capsule { .. } => self.convex_ray_entry(a, b),
             Shape::Barrel { .. } => self.barrel_ray_entry(a, b),
+            Shape::General(ref shape) => shape.ray_entry(a, b),
         }
     }
 
@@ -386,7 +400,7 @@ mod tests {
             Shape::Capsule { a: Vec3::ZERO, b: Vec3::new(0.0, 0.0, 1.0), radius: 0.1 },
         ];
         let (min, max) = (Vec3::new(-0.5, 0.05, -0.5), Vec3::new(0.5, 0.6, 0.5));
-        for shape in shapes {
+        for shape in &shapes {
             let touched = (0..1000).any(|k| {
                 let t = Vec3::new((k % 10) as f32, ((k / 10) % 10) as f32, (k / 100) as f32) / 9.0;
                 shape.signed_distance(min + (max - min) * t) < 0.0

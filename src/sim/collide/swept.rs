@@ -23,7 +23,7 @@ pub struct SurfaceHit {
 }
 
 /// One collider over one substep, with the coefficients cloth meets on it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SweptCollider {
     /// The shape in the collider's own frame (scale applied); for a collider that does not move in this
     /// substep, the world shape itself (both poses are then the identity).
@@ -53,7 +53,7 @@ impl SweptCollider {
         if sweep == 0.0 {
             // standing still: work in world space, no frame changes per vertex
             let still = Isometry3d::IDENTITY;
-            return Self { local: world, start: still, end: still, world, sweep, friction, restitution };
+            return Self { local: world.clone(), start: still, end: still, world, sweep, friction, restitution };
         }
         Self { local, start, end, world, sweep, friction, restitution }
     }
@@ -79,7 +79,8 @@ impl SweptCollider {
         let shape = self.local.inflated(margin);
         // every point of the grown shape during the substep is within `sweep` of its end position
         let swept = self.world.inflated(margin).bounding_sphere().map(|(center, radius)| (center, radius + self.sweep));
-        GrownShape { shape, bounds: shape.bounding_sphere(), swept: swept.filter(|(_, radius)| radius.is_finite()) }
+        let bounds = shape.bounding_sphere();
+        GrownShape { shape, bounds, swept: swept.filter(|(_, radius)| radius.is_finite()) }
     }
 
     /// The collision constraint of line (8) for a vertex moving x→p against the collider grown by a margin:
@@ -122,7 +123,7 @@ impl SweptCollider {
 /// A collider's shape grown by the cloth's margin, with spheres around it so that the many rays far from a
 /// small collider are rejected before the exact test: one in world space around everything the shape sweeps
 /// over the substep (tested before a moving collider's frame changes), one around the shape itself.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GrownShape {
     /// The shape grown by the margin, in the collider's own frame.
     pub shape: Shape,
@@ -193,7 +194,7 @@ mod tests {
         let end = Isometry3d::new(Vec3::new(0.05, 0.42, 0.0), Quat::from_rotation_z(0.3));
         let collider = SweptCollider::new(bar, start, end, 0.0, 0.0);
         let grown = collider.grown(0.01);
-        let exact = GrownShape { bounds: None, swept: None, ..grown };
+        let exact = GrownShape { bounds: None, swept: None, ..grown.clone() };
         let (mut hits, mut rejected, mut rejected_in_world) = (0, 0, 0);
         for k in 0..20_000 {
             let t = Vec3::new((k % 40) as f32, ((k / 40) % 25) as f32, (k / 1000) as f32) / Vec3::new(39.0, 24.0, 19.0);

@@ -1,0 +1,154 @@
+//! Avian's bodies and colliders as the cloth's (feature `avian`): [`AvianClothPlugin`].
+//!
+//! **Colliders (§3.4).** Every entity with an Avian `Collider` (and no drape collider) is a cloth collider.
+//! Balls, cuboids, capsules and half-spaces keep drape's analytic fast path; any other shape — convex hulls,
+//! triangle meshes, compounds — answers through parry's queries ([`solid`]): the swept test x→p in the
+//! collider's frame becomes a ball of the cloth's thickness cast along the ray, the static fallback a point
+//! projection. Thickness, friction (Avian's `Friction::dynamic_coefficient`, or the scene's), restitution and
+//! the moving-collider guarantee are those of drape's own colliders, as is the broad phase (each collider's
+//! box against each block of vertices).
+//!
+//! **Two-way coupling (§4.2).** Within the cloth's substeps a body moves kinematically along its pose from
+//! Avian's last step, at its linear and angular velocity. Each contact's effect on its vertex, mᵢ(Δpᵢ/Δt + Δvᵢ),
+//! is taken from the body as the opposite impulse at the contact point (capped, like drape's own bodies, at
+//! what the body's mass could take); the impulses of a cloth step are summed per body and handed to Avian
+//! before its next step, which integrates them with everything else: body–body contacts, friction, joints.
+//! Vertices held by a body (body grips) follow it as they follow drape's bodies.
+//!
+//! **Order in a fixed tick.** Both engines step once per `FixedUpdate` tick at the cloth's rate (the host keeps
+//! `Time<Fixed>` at [`SimParams::rate_hz`](crate::sim::SimParams), as the demo and the headless runner do with
+//! [`match_fixed_timestep_to_cloth`](crate::sim::plugin::match_fixed_timestep_to_cloth)): the cloth step in
+//! `FixedUpdate` sees the bodies where Avian's last step left them; then Avian's step (in `FixedPostUpdate`,
+//! `PhysicsPlugins::default()`) takes the cloth's impulses in `PhysicsSystems::First`. Avian's gravity follows
+//! the scene's.
+
+pub mod solid;
+
+use avian3d::prelude::{
+    AngularVelocity, Collider as AvianCollider, ComputedCenterOfMass, ComputedMass, Forces, Friction, Gravity,
+    LinearVelocity, PhysicsSystems, Position, Restitution, RigidBody as AvianBody, Rotation, WriteRigidBodyForces,
+};
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+use crate::sim::cloth::{Collider, Contacts, Particles};
+use crate::sim::collide::shapes::Shape;
+use crate::sim::collide::swept::SweptCollider;
+use crate::sim::colliders::ExternalColliders;
+use crate::sim::plugin::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
+use crate::sim::{SimParams, stages};
+
+/// Makes Avian's colliders and bodies the cloth's; add it beside `PhysicsPlugins::default()` and drape's
+/// `ClothSimPlugin`.
+pub struct AvianClothPlugin;
+
+impl Plugin for AvianClothPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<BodyImpulses>()
+            .init_resource::<ExternalColliders>()
+            .add_systems(ClothStep, (cache_cloth_shapes, follow_gravity).in_set(ClothStepSystems::BeforeStep))
+            .add_systems(
+                PbdSubstep,
+                (
+                    gather_avian_colliders.in_set(PbdStage::GenerateCollisions).before(stages::generate_collisions),
+                    take_contact_impulses.in_set(PbdStage::VelocityResponse).after(stages::velocity_response),
+                ),
+            )
+            .add_systems(FixedPostUpdate, give_impulses.in_set(PhysicsSystems::First));
+    }
+}
+
+/// The cloth's shape of an Avian collider, in the collider's frame: rebuilt when the collider changes (its
+/// scale too).
+#[derive(Component, Clone, Debug)]
+pub struct AvianClothShape(pub Shape);
+
+/// Impulses the cloth gave each Avian body since Avian's last step: linear (N·s) and angular about the body's
+/// centre of mass (N·m·s).
+#[derive(Resource, Debug, Default)]
+pub struct BodyImpulses(pub EntityHashMap<(Vec3, Vec3)>);
+
+/// Avian colliders that changed since the cloth last looked, and are not also drape colliders.
+type ChangedAvianColliders = (Changed<AvianCollider>, Without<Collider>);
+
+fn cache_cloth_shapes(mut commands: Commands, changed: Query<(Entity, &AvianCollider), ChangedAvianColliders>) {
+    for (entity, collider) in &changed {
+        commands.entity(entity).insert(AvianClothShape(solid::cloth_shape(collider.shape_scaled())));
+    }
+}
+
+fn follow_gravity(params: Res<SimParams>, gravity: Option<ResMut<Gravity>>) {
+    if let Some(mut gravity) = gravity.filter(|g| g.0 != params.gravity) {
+        gravity.0 = params.gravity;
+    }
+}
+
+/// What the cloth needs of an Avian collider.
+type AvianColliderView = (
+    Entity,
+    &'static AvianClothShape,
+    (&'static Position, &'static Rotation),
+    (Option<&'static LinearVelocity>, Option<&'static AngularVelocity>, Option<&'static AvianBody>),
+    (Option<&'static Friction>, Option<&'static Restitution>),
+);
+
+/// Before line (8): every Avian collider swept over the substep, a body moving at the velocities Avian's last
+/// step left it with; line (8) puts them after drape's colliders.
+fn gather_avian_colliders(
+    colliders: Query<AvianColliderView, Without<Collider>>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+    mut external: ResMut<ExternalColliders>,
+) {
+    let ExternalColliders { colliders: swept, entities } = &mut *external;
+    swept.clear();
+    entities.clear();
+    let begin = clock.substep as f32 * clock.dt;
+    for (entity, shape, (position, rotation), (linear, angular, body), (friction, restitution)) in &colliders {
+        let moving = body.is_some_and(|b| !b.is_static());
+        let velocity = |v: Option<Vec3>| if moving { v.unwrap_or(Vec3::ZERO) } else { Vec3::ZERO };
+        let (v, w) = (velocity(linear.map(|v| v.0)), velocity(angular.map(|w| w.0)));
+        let pose = |t: f32| Isometry3d::new(position.0 + v * t, Quat::from_scaled_axis(w * t) * rotation.0);
+        let friction = friction.map_or(params.friction, |f| f.dynamic_coefficient);
+        let restitution = restitution.map_or(params.restitution, |r| r.coefficient);
+        swept.push(SweptCollider::new(shape.0.clone(), pose(begin), pose(begin + clock.dt), friction, restitution));
+        entities.push(entity);
+    }
+}
+
+/// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
+/// vertices in this substep, summed for Avian's next step.
+fn take_contact_impulses(
+    cloths: Query<(&Particles, &Contacts)>,
+    bodies: Query<(&AvianBody, &Position, &Rotation, &ComputedCenterOfMass, &ComputedMass)>,
+    world: Res<crate::sim::colliders::CollisionWorld>,
+    clock: Res<SimClock>,
+    mut impulses: ResMut<BodyImpulses>,
+) {
+    if bodies.is_empty() {
+        return;
+    }
+    for (entity, mass, given, point) in stages::contact_momenta(&cloths, &world, clock.dt) {
+        let Ok((body, position, rotation, center, body_mass)) = bodies.get(entity) else { continue };
+        if !body.is_dynamic() || mass <= 0.0 {
+            continue;
+        }
+        // explicit coupling overshoots where a vertex outweighs the body: it takes at most its own mass's worth
+        // of the vertex's change in velocity
+        let impulse = -given * (body_mass.value() / mass).min(1.0);
+        let arm = point - (position.0 + rotation.0 * center.0);
+        let (linear, angular) = impulses.0.entry(entity).or_default();
+        *linear += impulse;
+        *angular += arm.cross(impulse);
+    }
+}
+
+/// Before Avian's step: the cloth's impulses of the last cloth step, to each body.
+fn give_impulses(mut impulses: ResMut<BodyImpulses>, mut bodies: Query<Forces>) {
+    for (entity, (linear, angular)) in impulses.0.drain() {
+        if let Ok(mut forces) = bodies.get_mut(entity) {
+            forces.apply_linear_impulse(linear);
+            forces.apply_angular_impulse(angular);
+        }
+    }
+}

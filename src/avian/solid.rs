@@ -1,0 +1,146 @@
+//! Avian's collider shapes as the cloth sees them: balls, cuboids, capsules and half-spaces become drape's
+//! analytic shapes (their closed-form queries stay the fast path of §3.4); every other parry shape — convex
+//! hulls, triangle meshes, compounds — answers through parry's own queries ([`ParrySolid`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use avian3d::parry::math::Pose;
+use avian3d::parry::query::{Ray, ShapeCastOptions, ShapeCastStatus, cast_shapes};
+use avian3d::parry::shape::{Ball, SharedShape};
+use bevy::math::Vec3;
+
+use crate::sim::collide::general::{GeneralShape, SolidQueries};
+use crate::sim::collide::shapes::Shape;
+
+/// The cloth's shape of an Avian collider, in the collider's own frame (scale applied).
+pub fn cloth_shape(shape: &SharedShape) -> Shape {
+    if let Some(ball) = shape.as_ball() {
+        Shape::Sphere { center: Vec3::ZERO, radius: ball.radius }
+    } else if let Some(cuboid) = shape.as_cuboid() {
+        Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: cuboid.half_extents }
+    } else if let Some(capsule) = shape.as_capsule() {
+        Shape::Capsule { a: capsule.segment.a, b: capsule.segment.b, radius: capsule.radius }
+    } else if let Some(half_space) = shape.as_halfspace() {
+        Shape::Plane { point: Vec3::ZERO, normal: half_space.normal }
+    } else {
+        Shape::General(GeneralShape::new(Arc::new(ParrySolid(shape.clone()))))
+    }
+}
+
+/// A parry shape answering the cloth's queries. A triangle mesh has an inside only when it was built with
+/// pseudo-normals (`TrimeshFlags::ORIENTED`); otherwise it is a shell.
+#[derive(Clone)]
+pub struct ParrySolid(pub SharedShape);
+
+impl fmt::Debug for ParrySolid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ParrySolid({:?})", self.0.shape_type())
+    }
+}
+
+impl SolidQueries for ParrySolid {
+    fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3) {
+        // the projection with a feature is the one that reads a triangle mesh's pseudo-normals for its inside
+        let (projection, feature) = self.0.project_local_point_and_get_feature(q);
+        let away = q - projection.point;
+        let normal = if away.length_squared() > 1e-12 {
+            if projection.is_inside { -away } else { away }.normalize()
+        } else {
+            self.0.feature_normal_at_point(feature, projection.point).unwrap_or(Vec3::Y)
+        };
+        (projection.point, projection.is_inside, normal)
+    }
+
+    fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3)> {
+        if radius <= 0.0 {
+            if self.0.contains_local_point(a) {
+                return None;
+            }
+            let hit = self.0.cast_local_ray_and_get_normal(&Ray::new(a, b - a), 1.0, true)?;
+            return Some((hit.time_of_impact, hit.normal));
+        }
+        let options = ShapeCastOptions {
+            max_time_of_impact: 1.0,
+            target_distance: 0.0,
+            stop_at_penetration: true,
+            compute_impact_geometry_on_penetration: false,
+        };
+        let ball = Ball::new(radius);
+        let hit = cast_shapes(&Pose::from_translation(a), b - a, &ball, &Pose::IDENTITY, Vec3::ZERO, &*self.0, options)
+            .ok()
+            .flatten()?;
+        if hit.status != ShapeCastStatus::PenetratingOrWithinTargetDist {
+            return Some((hit.time_of_impact, hit.normal2));
+        }
+        // the ball already touches: `a` lies on the grown surface (where the last substep left a carried
+        // vertex), and the ray enters there if it heads inward
+        let (_, inside, out) = self.closest(a);
+        (!inside && (b - a).dot(out) < 0.0).then_some((0.0, out))
+    }
+
+    fn aabb(&self) -> (Vec3, Vec3) {
+        let aabb = self.0.compute_local_aabb();
+        (aabb.mins, aabb.maxs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use avian3d::parry::shape::TriMeshFlags;
+
+    /// The unit cube [-1, 1]³ as a closed, outward triangle mesh with pseudo-normals.
+    fn cube() -> SharedShape {
+        let vertices: Vec<Vec3> = (0..8)
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 == 0 { -1.0 } else { 1.0 },
+                    if i & 2 == 0 { -1.0 } else { 1.0 },
+                    if i & 4 == 0 { -1.0 } else { 1.0 },
+                )
+            })
+            .collect();
+        #[rustfmt::skip]
+        let triangles = vec![
+            [0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4],
+            [2, 6, 3], [3, 6, 7], [0, 4, 2], [2, 4, 6], [1, 3, 5], [3, 7, 5],
+        ];
+        SharedShape::trimesh_with_flags(vertices, triangles, TriMeshFlags::ORIENTED).expect("a valid mesh")
+    }
+
+    #[test]
+    fn a_mesh_cube_answers_like_the_analytic_box() {
+        let mesh = cloth_shape(&cube());
+        assert!(matches!(mesh, Shape::General(_)));
+        let analytic = Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: Vec3::ONE };
+        for margin in [0.0, 0.05] {
+            let (mesh, analytic) = (mesh.inflated(margin), analytic.inflated(margin));
+            for q in [Vec3::new(0.2, 0.5, 0.1), Vec3::new(2.0, 0.3, -0.4), Vec3::new(0.0, -1.5, 0.0)] {
+                let (d_mesh, d_box) = (mesh.signed_distance(q), analytic.signed_distance(q));
+                assert!((d_mesh - d_box).abs() < 1e-4, "{q}: mesh {d_mesh}, box {d_box}");
+                let (p_mesh, n_mesh) = mesh.closest_surface(q);
+                let (p_box, n_box) = analytic.closest_surface(q);
+                assert!(p_mesh.distance(p_box) < 1e-4 && n_mesh.distance(n_box) < 1e-4, "{q}: {p_mesh} {p_box}");
+            }
+            // a ray from above enters the top face (grown by the margin), whatever the shape's type
+            let (a, b) = (Vec3::new(0.3, 3.0, 0.2), Vec3::new(0.3, 0.0, 0.2));
+            let (hit_mesh, hit_box) = (mesh.ray_entry(a, b), analytic.ray_entry(a, b));
+            let ((q_mesh, n_mesh), (q_box, n_box)) = (hit_mesh.expect("mesh hit"), hit_box.expect("box hit"));
+            assert!(q_mesh.distance(q_box) < 1e-3 && n_mesh.distance(n_box) < 1e-3, "{q_mesh} vs {q_box}");
+            // a fast ray straight through the solid is caught at its entry
+            let through = mesh.ray_entry(Vec3::new(0.0, 0.0, -5.0), Vec3::new(0.0, 0.0, 5.0));
+            assert!(through.is_some_and(|(q, n)| (q.z + 1.0 + margin).abs() < 1e-3 && n.z < -0.99), "{through:?}");
+        }
+    }
+
+    #[test]
+    fn analytic_avian_shapes_keep_the_fast_path() {
+        assert_eq!(cloth_shape(&SharedShape::ball(0.5)), Shape::Sphere { center: Vec3::ZERO, radius: 0.5 });
+        let cuboid = cloth_shape(&SharedShape::cuboid(1.0, 2.0, 3.0));
+        assert!(matches!(cuboid, Shape::Box { half_extents, .. } if half_extents == Vec3::new(1.0, 2.0, 3.0)));
+        assert!(matches!(cloth_shape(&SharedShape::capsule_y(0.5, 0.2)), Shape::Capsule { radius: 0.2, .. }));
+        let plane = cloth_shape(&SharedShape::halfspace(Vec3::Y));
+        assert_eq!(plane, Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y });
+    }
+}

@@ -1,0 +1,130 @@
+//! Any solid a geometry library can query — convex hulls, triangle meshes, compounds — as a collider of
+//! §3.4: the queries the continuous test and the static fallback need, behind a trait, so that the kernels
+//! stay free of the library (the `avian` feature implements it with parry's shapes).
+
+use std::fmt;
+use std::sync::Arc;
+
+use bevy::math::{Isometry3d, Quat, Vec3};
+
+/// The queries a solid answers in its own frame. A triangle mesh that is not closed has no inside: it answers
+/// as a thin shell (never inside), so the cloth's thickness keeps it off both faces.
+pub trait SolidQueries: Send + Sync + fmt::Debug {
+    /// The surface point closest to `q`, whether `q` lies inside the solid, and the outward surface normal at
+    /// that point.
+    fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3);
+
+    /// The first time t ∈ [0, 1] at which a ball of `radius` moving from `a` to `b` touches the solid, with the
+    /// outward normal at the touching point; `None` if it never does.
+    fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3)>;
+
+    /// The axis-aligned box (min, max) around the solid.
+    fn aabb(&self) -> (Vec3, Vec3);
+}
+
+/// A [`SolidQueries`] solid placed by a rotation and a translation and grown by `margin`. As small as the
+/// largest analytic shape, so that [`Shape`](super::shapes::Shape) does not grow.
+#[derive(Clone, Debug)]
+pub struct GeneralShape {
+    /// The solid, in its own frame.
+    pub solid: Arc<dyn SolidQueries>,
+    /// Rotation from the solid's frame to the shape's.
+    pub rotation: Quat,
+    /// Where the solid's origin lies in the shape's frame.
+    pub translation: Vec3,
+    /// How far the shape reaches beyond the solid's surface, metres.
+    pub margin: f32,
+}
+
+impl PartialEq for GeneralShape {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.solid, &other.solid)
+            && (self.rotation, self.translation, self.margin) == (other.rotation, other.translation, other.margin)
+    }
+}
+
+impl GeneralShape {
+    /// `solid` where it stands, not grown.
+    pub fn new(solid: Arc<dyn SolidQueries>) -> Self {
+        Self { solid, rotation: Quat::IDENTITY, translation: Vec3::ZERO, margin: 0.0 }
+    }
+
+    /// The same solid moved by `pose`.
+    pub fn moved(&self, pose: &Isometry3d) -> Self {
+        let translation = Vec3::from(pose.transform_point(self.translation));
+        Self { rotation: pose.rotation * self.rotation, translation, ..self.clone() }
+    }
+
+    fn solid_point(&self, q: Vec3) -> Vec3 {
+        self.rotation.inverse() * (q - self.translation)
+    }
+
+    fn placed_point(&self, q: Vec3) -> Vec3 {
+        self.rotation * q + self.translation
+    }
+
+    /// The corners of the solid's box, placed.
+    fn corners(&self) -> impl Iterator<Item = Vec3> + '_ {
+        let (min, max) = self.solid.aabb();
+        (0..8).map(move |k| {
+            let pick = |bit: u32, lo: f32, hi: f32| if k & bit == 0 { lo } else { hi };
+            self.placed_point(Vec3::new(pick(1, min.x, max.x), pick(2, min.y, max.y), pick(4, min.z, max.z)))
+        })
+    }
+
+    /// The axis-aligned box (min, max) around the grown shape.
+    pub fn bounding_box(&self) -> (Vec3, Vec3) {
+        let (min, max) = self.corners().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+        (min - Vec3::splat(self.margin), max + Vec3::splat(self.margin))
+    }
+
+    /// A sphere (centre, radius) around the grown shape.
+    pub fn bounding_sphere(&self) -> (Vec3, f32) {
+        let (min, max) = self.solid.aabb();
+        let center = self.placed_point((min + max) * 0.5);
+        (center, (max - min).length() * 0.5 + self.margin)
+    }
+
+    /// The largest distance of a surface point from the origin.
+    pub fn reach(&self) -> f32 {
+        self.corners().map(Vec3::length).fold(0.0, f32::max) + self.margin
+    }
+
+    /// Signed distance from `q` to the grown surface: negative inside.
+    pub fn signed_distance(&self, q: Vec3) -> f32 {
+        let local = self.solid_point(q);
+        let (point, inside, _) = self.solid.closest(local);
+        let distance = local.distance(point);
+        (if inside { -distance } else { distance }) - self.margin
+    }
+
+    /// The grown surface's point closest to `q` and the outward normal there.
+    pub fn closest_surface(&self, q: Vec3) -> (Vec3, Vec3) {
+        let local = self.solid_point(q);
+        let (point, inside, normal) = self.solid.closest(local);
+        let away = local - point;
+        // off the surface, the way out is along the offset; on it, the surface's own normal
+        let out = if away.length_squared() > 1e-12 { if inside { -away } else { away }.normalize() } else { normal };
+        let world_normal = self.rotation * out;
+        (self.placed_point(point + out * self.margin), world_normal)
+    }
+
+    /// Where the ray a→b enters the grown shape, with the normal there.
+    pub fn ray_entry(&self, a: Vec3, b: Vec3) -> Option<(Vec3, Vec3)> {
+        let (from, to) = (self.solid_point(a), self.solid_point(b));
+        let (t, normal) = self.solid.sweep(from, to, self.margin)?;
+        Some((a + (b - a) * t, self.rotation * normal))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_general_shape_takes_no_more_room_than_an_analytic_one() {
+        // the box: centre, rotation, half extents; `Shape` stays as large as it was before general shapes
+        assert!(size_of::<GeneralShape>() <= size_of::<(Vec3, Quat, Vec3)>());
+        assert_eq!(size_of::<super::super::shapes::Shape>(), 64);
+    }
+}

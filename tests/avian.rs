@@ -1,0 +1,153 @@
+//! Avian's bodies and colliders as the cloth's (issue 26), with numbers: cloth over a triangle-mesh collider
+//! stays out of it, and ball + cloth conserve linear momentum through the two-way coupling (§4.2) with the
+//! ball an Avian body.
+#![cfg(feature = "avian")]
+
+mod common;
+
+use avian3d::prelude::{
+    Collider as AvianCollider, ComputedMass, LinearVelocity, Mass, PhysicsPlugins, Position, RigidBody as AvianBody,
+    Rotation, TrimeshFlags,
+};
+use bevy::prelude::*;
+use drape::avian::AvianClothPlugin;
+use drape::headless::headless_app_with;
+use drape::mesh_sync::ClothMeshPlugin;
+use drape::scene::desc::{ClothDesc, ClothShape, Placement, SceneDesc};
+use drape::sim::SimParams;
+use drape::sim::cloth::Particles;
+
+/// `desc` in a headless App with Avian beside the cloth, and `bodies` spawned.
+fn with_avian(desc: SceneDesc, bodies: impl FnOnce(&mut World)) -> App {
+    let mut app = headless_app_with(desc, |app| {
+        app.add_plugins((ClothMeshPlugin, PhysicsPlugins::default(), AvianClothPlugin));
+    });
+    bodies(app.world_mut());
+    app
+}
+
+/// A 1.2 m × 1.2 m sheet of 24 × 24 quads, horizontal at `placement`.
+fn sheet(placement: Placement) -> ClothDesc {
+    ClothDesc { shape: ClothShape::Grid { cols: 24, rows: 24, width: 1.2, depth: 1.2 }, placement, ..default() }
+}
+
+/// Every particle of every cloth.
+fn positions(app: &mut App) -> Vec<Vec3> {
+    let mut q = app.world_mut().query::<&Particles>();
+    q.iter(app.world()).flat_map(|p| p.x.iter().copied()).collect()
+}
+
+#[test]
+fn cloth_drapes_over_a_triangle_mesh_without_entering_it() {
+    // a torus lying flat, 0.8 m across: not convex, so only the mesh's own queries can hold the cloth
+    let torus: Mesh = Torus::new(0.2, 0.4).mesh().build();
+    let collider = AvianCollider::trimesh_from_mesh_with_config(&torus, TrimeshFlags::FIX_INTERNAL_EDGES)
+        .expect("the torus mesh has positions and indices");
+    let at = Vec3::new(0.0, 0.5, 0.0);
+    let top = at.y + 0.1;
+    let desc = SceneDesc {
+        name: "torus".into(),
+        params: SimParams { substeps: 4, ..default() },
+        cloths: vec![sheet(Placement::at(Vec3::new(0.05, 0.9, 0.02)))],
+        ..default()
+    };
+    let mut app = with_avian(desc, |world| {
+        world.spawn((
+            AvianBody::Static,
+            collider.clone(),
+            Transform::from_translation(at),
+            Position(at),
+            Rotation::default(),
+        ));
+    });
+    let mut deepest = 0.0f32;
+    for _ in 0..300 {
+        app.update();
+        for x in positions(&mut app) {
+            let (surface, inside) = collider.project_point(at, Quat::IDENTITY, x, false);
+            if inside {
+                deepest = deepest.max(x.distance(surface));
+            }
+        }
+    }
+    let x = positions(&mut app);
+    assert!(x.iter().all(|p| p.is_finite()));
+    assert!(deepest < 0.002, "a vertex went {:.1} mm into the torus", deepest * 1e3);
+    // the sheet lies on the ring: its highest vertex rests on the torus's top, one thickness up
+    let highest = x.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+    assert!((highest - top).abs() < 0.03, "the sheet's top is at {highest} m, the torus's at {top} m");
+}
+
+#[test]
+fn avian_ball_and_cloth_conserve_linear_momentum_without_gravity() {
+    let vertical = Placement { translation: Vec3::ZERO, rotation_degrees: Vec3::new(90.0, 0.0, 0.0) };
+    let desc = SceneDesc {
+        name: "catch".into(),
+        params: SimParams { gravity: Vec3::ZERO, air_drag: 0.0, friction: 0.5, ..default() },
+        cloths: vec![sheet(vertical)],
+        colliders: vec![],
+        ..default()
+    };
+    let start = Vec3::new(0.1, 0.05, 0.8);
+    let mut app = with_avian(desc, |world| {
+        world.spawn((
+            AvianBody::Dynamic,
+            AvianCollider::sphere(0.15),
+            Mass(0.5),
+            LinearVelocity(Vec3::new(0.0, 0.0, -5.0)),
+            Transform::from_translation(start),
+            Position(start),
+        ));
+    });
+    let momentum = |app: &mut App| {
+        let mut cloth = app.world_mut().query::<&Particles>();
+        let cloth: Vec3 = cloth.iter(app.world()).flat_map(|p| p.v.iter().zip(&p.mass).map(|(v, m)| *v * *m)).sum();
+        let mut bodies = app.world_mut().query::<(&ComputedMass, &LinearVelocity)>();
+        let body: Vec3 = bodies.iter(app.world()).map(|(m, v)| m.value() * v.0).sum();
+        (cloth, body)
+    };
+    app.update();
+    common::assert_catch_keeps_momentum(&mut app, momentum, 1e-3);
+}
+
+#[test]
+fn a_fast_mesh_collider_carries_the_cloth_instead_of_passing_it() {
+    // a 2 cm slab as a triangle mesh, kinematic at 20 m/s down through a free sheet: 8.3 cm a substep, four
+    // times slab plus cloth thickness
+    let slab: Mesh = Cuboid::new(0.5, 0.02, 0.5).mesh().build();
+    let collider = AvianCollider::trimesh_from_mesh_with_config(&slab, TrimeshFlags::FIX_INTERNAL_EDGES)
+        .expect("the cuboid mesh has positions and indices");
+    let desc = SceneDesc {
+        name: "mesh slab".into(),
+        params: SimParams { gravity: Vec3::ZERO, substeps: 4, ..default() },
+        cloths: vec![sheet(Placement::at(Vec3::new(0.0, 1.0, 0.0)))],
+        colliders: vec![],
+        ..default()
+    };
+    let start = Vec3::new(0.0, 1.3, 0.0);
+    let mut app = with_avian(desc, |world| {
+        world.spawn((
+            AvianBody::Kinematic,
+            collider,
+            LinearVelocity(Vec3::new(0.0, -20.0, 0.0)),
+            Transform::from_translation(start),
+            Position(start),
+        ));
+    });
+    let under = |x: &Vec3| x.x.abs() < 0.2 && x.z.abs() < 0.2;
+    let hit: Vec<usize> = positions(&mut app).iter().enumerate().filter(|(_, x)| under(x)).map(|(i, _)| i).collect();
+    assert!(hit.len() > 40, "only {} vertices under the slab", hit.len());
+    for _ in 0..8 {
+        app.update();
+    }
+    let slab_y = {
+        let mut q = app.world_mut().query_filtered::<&Position, With<AvianCollider>>();
+        q.single(app.world()).expect("one slab").0.y
+    };
+    assert!(slab_y < -1.0, "the slab is at {slab_y} m");
+    // it has carried them more than 2 m down, every one still below its bottom face
+    let x = positions(&mut app);
+    let bottom = slab_y - 0.01;
+    let above: Vec<f32> = hit.iter().map(|&i| x[i].y - bottom).filter(|&d| d > 0.001).collect();
+    assert!(above.is_empty(), "{} of {} vertices went through the slab: {above:?}", above.len(), hit.len());
+}
