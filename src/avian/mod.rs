@@ -25,8 +25,9 @@
 pub mod solid;
 
 use avian3d::prelude::{
-    AngularVelocity, Collider as AvianCollider, ComputedCenterOfMass, ComputedMass, Forces, Friction, Gravity,
-    LinearVelocity, PhysicsSystems, Position, Restitution, RigidBody as AvianBody, Rotation, WriteRigidBodyForces,
+    AngularVelocity, Collider as AvianCollider, ComputedAngularInertia, ComputedCenterOfMass, ComputedMass, Forces,
+    Friction, Gravity, LinearVelocity, PhysicsSystems, Position, Restitution, RigidBody as AvianBody, Rotation,
+    WriteRigidBodyForces,
 };
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -116,11 +117,20 @@ fn gather_avian_colliders(
     }
 }
 
+/// What the coupling needs of an Avian body: its kind, pose, centre of mass, mass and inertia.
+type AvianBodyView = (
+    &'static AvianBody,
+    &'static Position,
+    &'static Rotation,
+    &'static ComputedCenterOfMass,
+    (&'static ComputedMass, &'static ComputedAngularInertia),
+);
+
 /// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
     cloths: Query<(&Particles, &Contacts)>,
-    bodies: Query<(&AvianBody, &Position, &Rotation, &ComputedCenterOfMass, &ComputedMass)>,
+    bodies: Query<AvianBodyView>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,
@@ -129,14 +139,15 @@ fn take_contact_impulses(
         return;
     }
     for (entity, mass, given, point) in stages::contact_momenta(&cloths, &world, clock.dt) {
-        let Ok((body, position, rotation, center, body_mass)) = bodies.get(entity) else { continue };
-        if !body.is_dynamic() || mass <= 0.0 {
-            continue;
-        }
-        // explicit coupling overshoots where a vertex outweighs the body: it takes at most its own mass's worth
-        // of the vertex's change in velocity
-        let impulse = -given * (body_mass.value() / mass).min(1.0);
+        let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(entity) else { continue };
+        let Some(direction) = given.try_normalize().filter(|_| body.is_dynamic() && mass > 0.0) else { continue };
+        // explicit coupling overshoots where a vertex outweighs the body at that point: the body takes at most its
+        // effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertex's change in velocity
         let arm = point - (position.0 + rotation.0 * center.0);
+        let turn = arm.cross(direction);
+        let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
+        let effective_mass = 1.0 / (body_mass.inverse() + turn.dot(turned));
+        let impulse = -given * (effective_mass / mass).min(1.0);
         let (linear, angular) = impulses.0.entry(entity).or_default();
         *linear += impulse;
         *angular += arm.cross(impulse);
