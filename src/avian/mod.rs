@@ -11,7 +11,7 @@
 //! **Two-way coupling (§4.2).** Within the cloth's substeps a body moves kinematically along its pose from
 //! Avian's last step, at its linear and angular velocity. Each contact's effect on its vertex, mᵢ(Δpᵢ/Δt + Δvᵢ),
 //! is taken from the body as the opposite impulse at the contact point (capped, like drape's own bodies, at
-//! what the body's mass could take); the impulses of a cloth step are summed per body and handed to Avian
+//! the body's effective mass at that point); the impulses of a cloth step are summed per body and handed to Avian
 //! before its next step, which integrates them with everything else: body–body contacts, friction, joints.
 //! Vertices held by a body (body grips) follow it as they follow drape's bodies.
 //!

@@ -10,8 +10,9 @@ use bevy::math::{Isometry3d, Quat, Vec3};
 /// The queries a solid answers in its own frame. A triangle mesh that is not closed has no inside: it answers
 /// as a thin shell (never inside), so the cloth's thickness keeps it off both faces.
 pub trait SolidQueries: Send + Sync + fmt::Debug {
-    /// The surface point closest to `q`, whether `q` lies inside the solid, and the outward surface normal at
-    /// that point.
+    /// The surface point closest to `q`, whether `q` lies inside the solid, and the way out at that point: along
+    /// the offset between the point and `q` (away from the solid) when `q` is off the surface, the surface's
+    /// outward normal when it is on it.
     fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3);
 
     /// The first time t ∈ [0, 1] at which a ball of `radius` moving from `a` to `b` touches the solid, with the
@@ -101,10 +102,7 @@ impl GeneralShape {
     /// The grown surface's point closest to `q` and the outward normal there.
     pub fn closest_surface(&self, q: Vec3) -> (Vec3, Vec3) {
         let local = self.solid_point(q);
-        let (point, inside, normal) = self.solid.closest(local);
-        let away = local - point;
-        // off the surface, the way out is along the offset; on it, the surface's own normal
-        let out = if away.length_squared() > 1e-12 { if inside { -away } else { away }.normalize() } else { normal };
+        let (point, _, out) = self.solid.closest(local);
         let world_normal = self.rotation * out;
         (self.placed_point(point + out * self.margin), world_normal)
     }
