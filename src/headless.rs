@@ -88,6 +88,8 @@ pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> A
     app.add_plugins((MinimalPlugins, ClothSimPlugin::default(), ScenePlugin))
         .add_systems(PreUpdate, match_fixed_timestep_to_cloth.after(SanitizeParamsSystems));
     configure(&mut app);
+    #[cfg(feature = "avian")]
+    crate::avian::add_avian(&mut app);
     let rate = desc.params.sanitized().rate_hz;
     app.insert_resource(Time::<Fixed>::from_hz(rate as f64));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / rate as f64)));

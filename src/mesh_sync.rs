@@ -98,18 +98,23 @@ pub fn attach_render_meshes(
     }
 }
 
+/// Gives `app` Bevy's `AssetPlugin` and `Assets<Mesh>` unless it has them (headless apps do not).
+pub fn add_mesh_assets(app: &mut App) {
+    if !app.is_plugin_added::<AssetPlugin>() {
+        app.add_plugins(AssetPlugin::default());
+    }
+    if !app.world().contains_resource::<Assets<Mesh>>() {
+        app.init_asset::<Mesh>();
+    }
+}
+
 /// Keeps every cloth's [`Mesh`] in step with its particles, in `PostUpdate` ([`PbdStage::MeshSync`]). Adds
 /// Bevy's `AssetPlugin` if the app has none (headless apps), so add it after `DefaultPlugins`.
 pub struct ClothMeshPlugin;
 
 impl Plugin for ClothMeshPlugin {
     fn build(&self, app: &mut App) {
-        if !app.is_plugin_added::<AssetPlugin>() {
-            app.add_plugins(AssetPlugin::default());
-        }
-        if !app.world().contains_resource::<Assets<Mesh>>() {
-            app.init_asset::<Mesh>();
-        }
+        add_mesh_assets(app);
         app.add_systems(
             PostUpdate,
             (attach_render_meshes, sync_cloth_meshes.in_set(PbdStage::MeshSync))

@@ -65,6 +65,8 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
         PanelPlugin,
         crate::replay::ReplayPlugin,
     ));
+    #[cfg(feature = "avian")]
+    crate::avian::add_avian(&mut app);
     app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
     app.insert_resource(view);
     if let Some(plan) = screenshot {

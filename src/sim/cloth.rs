@@ -345,6 +345,16 @@ impl Collider {
     }
 }
 
+/// A rigid body another engine owns (Avian's, with the `avian` feature): within a cloth step it falls and takes
+/// the cloth's impulses like drape's own bodies, but its contacts with other bodies and the ground are that
+/// engine's, so drape's step does not rest it on the planes.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct HostedBody {
+    /// Where the last cloth step left the body: the pose its contacts with the cloth were made against, before
+    /// the other engine's step moved it on.
+    pub cloth_pose: Transform,
+}
+
 /// A collider's pose at the start of the substep being run; its `Transform` is the pose at the end. Contacts
 /// are found in the collider's frame from these two poses (see [`swept`](super::collide::swept)).
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq)]

@@ -80,15 +80,18 @@ impl PbdStage {
 }
 
 /// The sets of the [`ClothStep`] schedule, chained: inputs and kinematic targets, the substeps, topology
-/// changes.
+/// changes, hand-over to other engines.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClothStepSystems {
     /// Inputs, kinematic targets and gusts, before the substeps.
     BeforeStep,
     /// The substeps ([`run_substeps`]).
     Step,
-    /// Topology changes: tearing (§5).
+    /// Topology changes: tearing (§5); the step's end state, as recordings see it.
     AfterStep,
+    /// Bodies handed to the engine that hosts them (Avian's, with the `avian` feature), after everything else
+    /// has seen where the step left them.
+    HandOver,
 }
 
 /// The system set of [`advance_cloth`] in the host's schedule, to order the host's systems around the cloth.
@@ -201,7 +204,13 @@ impl Plugin for ClothSimPlugin {
         )
         .configure_sets(
             ClothStep,
-            (ClothStepSystems::BeforeStep, ClothStepSystems::Step, ClothStepSystems::AfterStep).chain(),
+            (
+                ClothStepSystems::BeforeStep,
+                ClothStepSystems::Step,
+                ClothStepSystems::AfterStep,
+                ClothStepSystems::HandOver,
+            )
+                .chain(),
         )
         .add_systems(
             ClothStep,

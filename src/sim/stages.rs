@@ -10,7 +10,8 @@ use rand::{Rng, SeedableRng};
 
 use super::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
-    Contact, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
+    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
@@ -85,19 +86,19 @@ pub fn predict(
 }
 
 /// Line (7) for rigid bodies (§4.2): each moves by its velocities, remembering its pose at the start of the
-/// substep, and rests on the static planes.
+/// substep, and rests on the static planes unless another engine hosts it (its contacts are that engine's).
 pub fn move_bodies(
-    mut bodies: Query<(&Collider, &mut RigidBody, &mut Transform, &mut PreviousPose)>,
+    mut bodies: Query<(&Collider, &mut RigidBody, &mut Transform, &mut PreviousPose, Has<HostedBody>)>,
     fixed: Query<(&Collider, &Transform), Without<RigidBody>>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {
     let rest_speed = resting_speed(&params, clock.dt);
-    for (collider, mut body, mut pose, mut previous) in &mut bodies {
+    for (collider, mut body, mut pose, mut previous, hosted) in &mut bodies {
         previous.0 = *pose;
         body.cap_speed(integrate::MAX_SPEED, collider.shape.placed(&Transform::IDENTITY).reach());
         body.integrate(&mut pose, clock.dt);
-        for (plane, at) in &fixed {
+        for (plane, at) in fixed.iter().filter(|_| !hosted) {
             if plane.shape == ColliderShape::Plane && plane.motion == ColliderMotion::Static {
                 let surface =
                     (plane.friction.unwrap_or(params.friction), plane.restitution.unwrap_or(params.restitution));

@@ -8,7 +8,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::scene::desc::{
-    BodyDesc, BodyGrip, ClothDesc, ClothShape, ColliderDesc, Grip, PinSelector, Placement, SceneDesc, ThrowDesc,
+    BodyDesc, BodyGrip, ClothDesc, ClothShape, ColliderDesc, Grip, PinSelector, Placement, SceneDesc, ShapeDesc,
+    ThrowDesc,
 };
 use bevy::transform::components::Transform;
 
@@ -102,7 +103,8 @@ const CLEARANCE: f32 = 0.05;
 fn clear_the_start(desc: &mut SceneDesc) {
     let built: Vec<Vec<Vec3>> =
         desc.cloths.iter().map(|c| build_cloth(c).map(|b| b.particles.x).unwrap_or_default()).collect();
-    let ground = desc.colliders.iter().any(|c| c.shape == ColliderShape::Plane && c.placement == Placement::default());
+    let ground =
+        desc.colliders.iter().any(|c| c.shape == ColliderShape::Plane.into() && c.placement == Placement::default());
     if ground {
         for (cloth, x) in desc.cloths.iter_mut().zip(&built) {
             let lowest = x.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
@@ -120,9 +122,10 @@ fn clear_the_start(desc: &mut SceneDesc) {
     desc.colliders.retain_mut(|collider| {
         let pose =
             Transform::from_translation(collider.placement.translation).with_rotation(collider.placement.rotation());
-        match collider.shape {
+        let ShapeDesc::Analytic(shape) = &mut collider.shape else { return true };
+        match shape {
             ColliderShape::Plane if collider.placement == Placement::default() => true,
-            ColliderShape::Barrel { ref mut radius, ref mut half_height } => {
+            ColliderShape::Barrel { radius, half_height } => {
                 let center = everything.iter().copied().sum::<Vec3>() / everything.len().max(1) as f32;
                 collider.placement.translation = center;
                 let fit = reach(&everything, center) + 0.1;
@@ -130,7 +133,7 @@ fn clear_the_start(desc: &mut SceneDesc) {
                 true
             }
             shape => {
-                let placed = Collider::new(shape).shape.placed(&pose);
+                let placed = Collider::new(*shape).shape.placed(&pose);
                 let clear = everything.iter().all(|x| placed.signed_distance(*x) > CLEARANCE);
                 if !clear {
                     removed.push(collider.name.clone());
@@ -338,7 +341,7 @@ fn collider(rng: &mut SmallRng, k: u32) -> ColliderDesc {
     }
     ColliderDesc {
         name: format!("collider{k}"),
-        shape,
+        shape: shape.into(),
         placement,
         motion,
         friction: rng.random_bool(0.3).then(|| knob_value(rng, &knobs::FRICTION)),

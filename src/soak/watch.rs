@@ -5,8 +5,8 @@ use bevy::prelude::*;
 
 use super::invariants::{self, Violation};
 use crate::sim::cloth::{
-    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, ClothSolver, Collider, Contacts, Grabbed, Particles,
-    StretchConstraints,
+    Attachments, Balloon, BodyAttachments, Cloth, ClothMaterial, ClothSolver, Collider, Contacts, Grabbed, HostedBody,
+    Particles, StretchConstraints,
 };
 use crate::sim::collide::ColliderMotion;
 use crate::sim::collide::shapes::Shape;
@@ -86,10 +86,15 @@ impl StepWatch {
     pub fn after_step(&mut self, world: &mut World, frame: u32) {
         let params = world.resource::<SimParams>().sanitized();
         let elapsed = (world.resource::<SimClock>().time - self.time) as f32;
+        // a body another engine hosts is checked where the cloth step left it: that engine's step moves it on
+        // (out of another body, say), and the cloth meets it there in the next step
         let (shapes, shape_names): (Vec<Shape>, Vec<String>) = world
-            .query::<(&Collider, &Transform, Option<&Name>)>()
+            .query::<(&Collider, &Transform, Option<&HostedBody>, Option<&Name>)>()
             .iter(world)
-            .map(|(c, t, name)| (c.shape.placed(t), name.map_or_else(String::new, |n| n.to_string())))
+            .map(|(c, t, hosted, name)| {
+                let pose = hosted.map_or(t, |h| &h.cloth_pose);
+                (c.shape.placed(pose), name.map_or_else(String::new, |n| n.to_string()))
+            })
             .unzip();
         let body_speed = world
             .query::<(&RigidBody, &Collider)>()

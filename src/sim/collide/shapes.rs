@@ -337,7 +337,12 @@ impl Shape {
     /// start: a vertex left on the boundary (or a hair inside it, by rounding) by the last substep's projection
     /// must leave on the side it was pushed to, never through a thin collider to the other side.
     pub fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3)> {
-        if self.signed_distance(x) >= 0.0 {
+        let from = self.signed_distance(x);
+        if from >= 0.0 {
+            // a general shape's cast is dear, and a ray shorter than its start's distance cannot enter
+            if matches!(self, Shape::General(_)) && from > x.distance(p) {
+                return None;
+            }
             self.ray_entry(x, p)
         } else if self.signed_distance(p) < 0.0 {
             Some(self.closest_surface(p))

@@ -1,0 +1,207 @@
+//! drape's own bodies handed to Avian (feature `avian`): [`AvianBodiesPlugin`]. Every body and collider a scene
+//! describes (and every ball the user throws) gets an Avian twin on the same entity, so Avian solves what drape's
+//! hand-written bodies could not: body against body, against boxes and the ground, friction, rolling, stacking.
+//!
+//! **One tick, both engines (§4.2).** Before a cloth step a body takes its pose and velocities from Avian.
+//! Within the cloth's substeps it is drape's [`RigidBody`]: it falls and takes each contact's and hold's impulse
+//! −mᵢ(Δpᵢ/Δt + Δvᵢ) substep by substep, so a body hanging from stiff cloth stays as stable as drape's own
+//! (handing Avian the impulses of a whole step, one step late, makes grips ring and blow up). After the step
+//! Avian takes the body at the velocities the step left it with (less the step's gravity, which Avian adds
+//! itself, so momentum is exactly what the cloth gave). A free body is placed one step of them back from where
+//! the step left it, so Avian's step brings it there, where the cloth holds it; a body touching another (the
+//! ground, the heap it lies in) starts Avian's step where Avian's last step left it, so its contacts settle as
+//! Avian's own.
+
+use avian3d::prelude::{
+    AngularInertia, AngularVelocity, Collider as AvianCollider, CollidingEntities, Friction, LinearVelocity, Mass,
+    Physics, PhysicsSystems, PhysicsTime, Position, Restitution, RigidBody as AvianBody, Rotation, SleepingDisabled,
+};
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+
+use crate::sim::cloth::{Collider, HostedBody};
+use crate::sim::collide::{ColliderMotion, ColliderShape};
+use crate::sim::plugin::{ClothStep, ClothStepSystems};
+use crate::sim::rigid::RigidBody;
+use crate::sim::{SimClock, SimParams};
+
+/// Gives drape's bodies and colliders Avian twins and steps the bodies in both engines; add it beside
+/// [`AvianClothPlugin`](super::AvianClothPlugin).
+pub struct AvianBodiesPlugin;
+
+impl Plugin for AvianBodiesPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_observer(|added: On<Add, Collider>, twins: Twins| twins.make(added.entity))
+            .add_observer(|added: On<Add, RigidBody>, twins: Twins| twins.make(added.entity))
+            .add_observer(restore_avian_state)
+            .add_systems(
+                ClothStep,
+                (
+                    (pause_avian_without_bodies, follow_surfaces, take_avian_state)
+                        .in_set(ClothStepSystems::BeforeStep),
+                    hand_to_avian.in_set(ClothStepSystems::HandOver),
+                ),
+            )
+            .add_systems(FixedPostUpdate, mirror_avian_velocities.after(PhysicsSystems::Writeback));
+    }
+}
+
+/// Damping of a twin body's spin while it touches another Avian collider, 1/s: neither engine has rolling
+/// resistance, and without it a ball thrown along the ground would roll on for ever.
+pub const ROLLING_DAMPING: f32 = 3.0;
+
+/// Avian's collider for drape's `shape`; `None` for the barrel, which Avian has no shape for.
+pub fn avian_collider(shape: &ColliderShape) -> Option<AvianCollider> {
+    match *shape {
+        ColliderShape::Plane => Some(AvianCollider::half_space(Vec3::Y)),
+        ColliderShape::Sphere { radius } => Some(AvianCollider::sphere(radius)),
+        ColliderShape::Box { half_extents: h } => Some(AvianCollider::cuboid(2.0 * h.x, 2.0 * h.y, 2.0 * h.z)),
+        ColliderShape::Capsule { radius, half_height } => Some(AvianCollider::capsule(radius, 2.0 * half_height)),
+        ColliderShape::Barrel { .. } => None,
+    }
+}
+
+/// What making a twin needs.
+#[derive(SystemParam)]
+struct Twins<'w, 's> {
+    colliders: Query<'w, 's, (&'static Collider, Option<&'static RigidBody>)>,
+    params: Res<'w, SimParams>,
+    commands: Commands<'w, 's>,
+}
+
+impl Twins<'_, '_> {
+    /// A drape collider gets its Avian twin as it is added, and again if a body is added to it: dynamic with
+    /// drape's mass and inertia when it is a body, kinematic when it moves, static otherwise; the cloth's
+    /// friction and restitution on it are Avian's too.
+    fn make(mut self, entity: Entity) {
+        let Ok((collider, body)) = self.colliders.get(entity) else { return };
+        let Some(shape) = avian_collider(&collider.shape) else { return };
+        let mut twin = self.commands.entity(entity);
+        twin.insert((shape, surface(collider, &self.params)));
+        twin_body(&mut twin, collider, body);
+    }
+}
+
+/// The Avian body of a drape collider's twin.
+fn twin_body(twin: &mut EntityCommands, collider: &Collider, body: Option<&RigidBody>) {
+    match body {
+        Some(body) => {
+            twin.insert((
+                AvianBody::Dynamic,
+                HostedBody::default(),
+                Mass(body.mass()),
+                AngularInertia::new(body.inverse_inertia.recip()),
+                LinearVelocity(body.velocity),
+                AngularVelocity(body.angular_velocity),
+                CollidingEntities::default(),
+                // a sleeping body would keep the velocity the cloth hands it without moving, then wake with it
+                SleepingDisabled,
+            ));
+        }
+        None if collider.motion == ColliderMotion::Static => {
+            twin.insert(AvianBody::Static);
+        }
+        None => {
+            twin.insert(AvianBody::Kinematic);
+        }
+    }
+}
+
+/// Avian steps only while it has a body to move (a dynamic one, or a kinematic one drape does not move): a cloth
+/// scene with colliders alone pays nothing for it.
+fn pause_avian_without_bodies(bodies: Query<(&AvianBody, Has<Collider>)>, mut time: ResMut<Time<Physics>>) {
+    let moving = bodies.iter().any(|(body, drapes)| body.is_dynamic() || (body.is_kinematic() && !drapes));
+    if moving == time.is_paused() {
+        if moving {
+            time.unpause();
+        } else {
+            time.pause();
+        }
+    }
+}
+
+/// A twin body given a state from outside the step (a recording resumed): Avian's state becomes it, as if
+/// Avian's step had just left the body where that cloth step did.
+fn restore_avian_state(inserted: On<Insert, RigidBody>, mut twins: Query<TwinView, With<HostedBody>>) {
+    let Ok((body, pose, (mut position, mut rotation), (mut linear, mut angular))) = twins.get_mut(inserted.entity)
+    else {
+        return;
+    };
+    (position.0, rotation.0) = (pose.translation, pose.rotation);
+    (linear.0, angular.0) = (body.velocity, body.angular_velocity);
+}
+
+/// What a twin body shares between the engines.
+type TwinView = (
+    &'static mut RigidBody,
+    &'static mut Transform,
+    (&'static mut Position, &'static mut Rotation),
+    (&'static mut LinearVelocity, &'static mut AngularVelocity),
+);
+
+/// Before the cloth step: each twin body where Avian's last step left it, at Avian's velocities.
+fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
+    for (mut body, mut pose, (position, rotation), (linear, angular)) in &mut twins {
+        pose.translation = position.0;
+        pose.rotation = rotation.0;
+        body.velocity = linear.0;
+        body.angular_velocity = angular.0;
+    }
+}
+
+/// After the cloth step: each twin body at the velocities the cloth step left it with, less the step's gravity
+/// (Avian adds it). A free body is placed one step of them back from where the step left it, so that Avian's
+/// step, which moves it by them, brings it back where the cloth holds it; a body touching another Avian
+/// collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
+/// of its fall back to it), and loses spin at [`ROLLING_DAMPING`].
+fn hand_to_avian(
+    mut twins: Query<(TwinView, &CollidingEntities, &mut HostedBody)>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+) {
+    let step = clock.step_dt;
+    let rolling = 1.0 / (1.0 + ROLLING_DAMPING * step);
+    for ((body, mut pose, (mut position, mut rotation), (mut linear, mut angular)), touching, mut hosted) in &mut twins
+    {
+        hosted.cloth_pose = *pose;
+        linear.0 = body.velocity - params.gravity * step;
+        if touching.is_empty() {
+            angular.0 = body.angular_velocity;
+            position.0 = pose.translation - body.velocity * step;
+            rotation.0 = (Quat::from_scaled_axis(-angular.0 * step) * pose.rotation).normalize();
+        } else {
+            angular.0 = body.angular_velocity * rolling;
+        }
+        // Avian would otherwise take the pose where the cloth left the body for a move of its own
+        pose.translation = position.0;
+        pose.rotation = rotation.0;
+    }
+}
+
+/// The twins' friction and restitution follow the scene's while their colliders use the scene's.
+fn follow_surfaces(params: Res<SimParams>, mut twins: Query<(&Collider, &mut Friction, &mut Restitution)>) {
+    if !params.is_changed() {
+        return;
+    }
+    for (collider, mut friction, mut restitution) in &mut twins {
+        let surface = surface(collider, &params);
+        friction.set_if_neq(surface.0);
+        restitution.set_if_neq(surface.1);
+    }
+}
+
+/// Avian's friction and restitution of a drape collider: its own, or the scene's.
+fn surface(collider: &Collider, params: &SimParams) -> (Friction, Restitution) {
+    (
+        Friction::new(collider.friction.unwrap_or(params.friction)),
+        Restitution::new(collider.restitution.unwrap_or(params.restitution)),
+    )
+}
+
+/// After Avian's step: drape's view of each twin body (reports, recordings) at Avian's velocities.
+fn mirror_avian_velocities(mut twins: Query<(&mut RigidBody, &LinearVelocity, &AngularVelocity), With<HostedBody>>) {
+    for (mut body, linear, angular) in &mut twins {
+        body.velocity = linear.0;
+        body.angular_velocity = angular.0;
+    }
+}
