@@ -15,6 +15,7 @@ use drape::scene::desc::{ClothDesc, ClothShape, ColliderDesc, Placement, SceneDe
 use drape::scene::mesh_collider::MeshCollider;
 use drape::sim::SimParams;
 use drape::sim::cloth::{HostedBody, Particles};
+use drape::sim::collide::{ColliderMotion, ColliderShape};
 
 /// `desc` in a headless App with Avian beside the cloth, and `bodies` spawned.
 fn with_avian(desc: SceneDesc, bodies: impl FnOnce(&mut World)) -> App {
@@ -235,4 +236,40 @@ fn mannequin_keeps_the_cloth_out_of_its_mesh_while_it_turns() {
     // the sheet hangs on it: draped over the head and shoulders, not fallen to the ground
     let highest = x.iter().map(|p| p.y).fold(f32::MIN, f32::max);
     assert!(highest > 1.7, "the sheet's top is at {highest} m, the head's at 1.75 m");
+}
+
+#[test]
+fn a_fast_kinematic_box_pushes_a_ball_ahead_of_it() {
+    // a drape collider moving at 6 m/s (10 cm a step, the ball's radius) into an Avian ball at rest: Avian meets it
+    // as a moving surface, so the ball is pushed ahead, never left behind or inside
+    let pusher = ColliderDesc {
+        shape: ColliderShape::Box { half_extents: Vec3::new(0.1, 0.2, 0.4) }.into(),
+        placement: Placement::at(Vec3::new(-0.5, 0.2, 0.0)),
+        motion: ColliderMotion::Path { waypoints: vec![Vec3::X * 6.0], duration: 1.0, looped: false },
+        ..ColliderDesc::ground()
+    };
+    let desc = SceneDesc {
+        name: "pusher".into(),
+        params: SimParams { friction: 0.2, ..default() },
+        colliders: vec![ColliderDesc::ground(), pusher],
+        throws: vec![throw(Vec3::new(0.0, 0.15, 0.0), Vec3::ZERO)],
+        ..default()
+    };
+    let mut app = headless_app(desc);
+    let box_x = |app: &mut App| {
+        let mut q = app.world_mut().query::<(&drape::sim::cloth::Collider, &Transform)>();
+        q.iter(app.world()).find(|(c, _)| c.motion != ColliderMotion::Static).map(|(_, t)| t.translation.x)
+    };
+    for frame in 0..54 {
+        app.update();
+        let (Some(front), [(ball, _)]) = (box_x(&mut app).map(|x| x + 0.1), &hosted_balls(&mut app)[..]) else {
+            panic!("one box and one ball");
+        };
+        assert!(
+            ball.x > front + 0.15 - 0.01,
+            "frame {frame}: the ball's centre {ball} is behind the box's face {front}"
+        );
+    }
+    let [(ball, v)] = hosted_balls(&mut app)[..] else { panic!("one ball") };
+    assert!(ball.x > 5.0 && v.x > 3.0, "the ball was left at {ball} at {v} m/s");
 }

@@ -39,7 +39,7 @@ impl Plugin for AvianBodiesPlugin {
                 (
                     (pause_avian_without_bodies, follow_surfaces, take_avian_state)
                         .in_set(ClothStepSystems::BeforeStep),
-                    hand_to_avian.in_set(ClothStepSystems::HandOver),
+                    (hand_to_avian, hand_kinematic_to_avian).in_set(ClothStepSystems::HandOver),
                 ),
             )
             .add_systems(FixedPostUpdate, mirror_avian_velocities.after(PhysicsSystems::Writeback));
@@ -102,7 +102,7 @@ fn twin_body(twin: &mut EntityCommands, collider: &Collider, body: Option<&Rigid
             twin.insert(AvianBody::Static);
         }
         None => {
-            twin.insert(AvianBody::Kinematic);
+            twin.insert((AvianBody::Kinematic, KinematicTwin));
         }
     }
 }
@@ -123,7 +123,7 @@ fn pause_avian_without_bodies(bodies: Query<(&AvianBody, Has<Collider>)>, mut ti
 /// A twin body given a state from outside the step (a recording resumed): Avian's state becomes it, as if
 /// Avian's step had just left the body where that cloth step did.
 fn restore_avian_state(inserted: On<Insert, RigidBody>, mut twins: Query<TwinView, With<HostedBody>>) {
-    let Ok((body, pose, (mut position, mut rotation), (mut linear, mut angular))) = twins.get_mut(inserted.entity)
+    let Ok((body, pose, ((mut position, mut rotation), (mut linear, mut angular)))) = twins.get_mut(inserted.entity)
     else {
         return;
     };
@@ -131,17 +131,16 @@ fn restore_avian_state(inserted: On<Insert, RigidBody>, mut twins: Query<TwinVie
     (linear.0, angular.0) = (body.velocity, body.angular_velocity);
 }
 
+/// An Avian body's pose and velocities.
+type AvianState =
+    ((&'static mut Position, &'static mut Rotation), (&'static mut LinearVelocity, &'static mut AngularVelocity));
+
 /// What a twin body shares between the engines.
-type TwinView = (
-    &'static mut RigidBody,
-    &'static mut Transform,
-    (&'static mut Position, &'static mut Rotation),
-    (&'static mut LinearVelocity, &'static mut AngularVelocity),
-);
+type TwinView = (&'static mut RigidBody, &'static mut Transform, AvianState);
 
 /// Before the cloth step: each twin body where Avian's last step left it, at Avian's velocities.
 fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
-    for (mut body, mut pose, (position, rotation), (linear, angular)) in &mut twins {
+    for (mut body, mut pose, ((position, rotation), (linear, angular))) in &mut twins {
         pose.translation = position.0;
         pose.rotation = rotation.0;
         body.velocity = linear.0;
@@ -161,7 +160,8 @@ fn hand_to_avian(
 ) {
     let step = clock.step_dt;
     let rolling = 1.0 / (1.0 + ROLLING_DAMPING * step);
-    for ((body, mut pose, (mut position, mut rotation), (mut linear, mut angular)), touching, mut hosted) in &mut twins
+    for ((body, mut pose, ((mut position, mut rotation), (mut linear, mut angular))), touching, mut hosted) in
+        &mut twins
     {
         hosted.cloth_pose = *pose;
         linear.0 = body.velocity - params.gravity * step;
@@ -177,6 +177,36 @@ fn hand_to_avian(
         pose.rotation = rotation.0;
     }
 }
+
+/// After the cloth step: each kinematic twin at the velocities that take it from where Avian has it to where the
+/// cloth step left it, so Avian's bodies meet a moving surface (pushed and carried by it) rather than one that
+/// jumps; while Avian is paused it is only put there.
+fn hand_kinematic_to_avian(
+    mut twins: Query<(&Transform, AvianState), With<KinematicTwin>>,
+    time: Res<Time<Physics>>,
+    clock: Res<SimClock>,
+) {
+    for (pose, ((mut position, mut rotation), (mut linear, mut angular))) in &mut twins {
+        if time.is_paused() || clock.step_dt <= 0.0 {
+            (position.0, rotation.0) = (pose.translation, pose.rotation);
+            continue;
+        }
+        (linear.0, angular.0) = velocities_between((position.0, rotation.0), pose, clock.step_dt);
+    }
+}
+
+/// The linear and angular velocity that move a body from `from` (position, rotation) to `to` in `step` seconds,
+/// turning the shorter way round.
+pub fn velocities_between(from: (Vec3, Quat), to: &Transform, step: f32) -> (Vec3, Vec3) {
+    let turn = to.rotation * from.1.inverse();
+    // q and −q are the same turn
+    let turn = if turn.w < 0.0 { -turn } else { turn };
+    ((to.translation - from.0) / step, turn.to_scaled_axis() / step)
+}
+
+/// Marks a drape collider that moves kinematically (it has a motion and no body) and has an Avian twin.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct KinematicTwin;
 
 /// The twins' friction and restitution follow the scene's while their colliders use the scene's.
 fn follow_surfaces(params: Res<SimParams>, mut twins: Query<(&Collider, &mut Friction, &mut Restitution)>) {

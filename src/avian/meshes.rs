@@ -10,6 +10,7 @@ use avian3d::prelude::{
 };
 use bevy::prelude::*;
 
+use super::bodies::velocities_between;
 use crate::scene::mesh_collider::MeshCollider;
 use crate::scene::spawn::SceneStatus;
 use crate::sim::SimClock;
@@ -95,10 +96,6 @@ fn follow_motions(
             continue;
         }
         let target = mesh.motion.pose(&mesh.start, clock.time + f64::from(step));
-        let turn = target.rotation * rotation.0.inverse();
-        // the shorter way round: q and −q are the same turn
-        let turn = if turn.w < 0.0 { -turn } else { turn };
-        linear.0 = (target.translation - position.0) / step;
-        angular.0 = turn.to_scaled_axis() / step;
+        (linear.0, angular.0) = velocities_between((position.0, rotation.0), &target, step);
     }
 }
