@@ -228,7 +228,8 @@ fn surface(collider: &Collider, params: &SimParams) -> (Friction, Restitution) {
     )
 }
 
-/// After Avian's step: drape's view of each twin body (reports, recordings) at Avian's velocities.
+/// After Avian's step: drape's view of each twin body (the headless report, the soak) at Avian's velocities;
+/// recordings take the step's end before the hand-over.
 fn mirror_avian_velocities(mut twins: Query<(&mut RigidBody, &LinearVelocity, &AngularVelocity), With<HostedBody>>) {
     for (mut body, linear, angular) in &mut twins {
         body.velocity = linear.0;
