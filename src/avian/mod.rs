@@ -24,6 +24,7 @@
 
 pub mod bodies;
 pub mod meshes;
+pub mod replay;
 pub mod solid;
 
 use avian3d::prelude::{
@@ -58,6 +59,7 @@ pub struct AvianClothPlugin;
 
 impl Plugin for AvianClothPlugin {
     fn build(&self, app: &mut App) {
+        replay::register(app);
         app.init_resource::<BodyImpulses>()
             .init_resource::<ExternalColliders>()
             .add_systems(ClothStep, (cache_cloth_shapes, follow_gravity).in_set(ClothStepSystems::BeforeStep))

@@ -2,11 +2,13 @@
 //! of the simulation state ([`snapshot`]), so a run can be watched again, exported, and resumed from any
 //! recorded step with the same state hash as when it was recorded.
 
+pub mod engines;
 pub mod recording;
 pub mod snapshot;
 
 use bevy::prelude::*;
 
+pub use engines::{CoupledEngine, CoupledEngines};
 pub use recording::{Recording, restore};
 
 use crate::scene::ActiveScene;
@@ -18,7 +20,13 @@ pub struct ReplayPlugin;
 impl Plugin for ReplayPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<Recording>()
-            .add_systems(ClothStep, recording::record_step.in_set(ClothStepSystems::AfterStep).after(PbdStage::Tearing))
+            .add_systems(
+                ClothStep,
+                (
+                    recording::take_due_snapshot.in_set(ClothStepSystems::Start),
+                    recording::record_step.in_set(ClothStepSystems::AfterStep).after(PbdStage::Tearing),
+                ),
+            )
             .add_systems(PreUpdate, forget_on_new_scene.run_if(resource_changed::<ActiveScene>));
     }
 }

@@ -1,15 +1,17 @@
 //! The recording: the last seconds of the simulation, kept so they can be watched again, exported, and resumed
 //! from. Every step keeps its cloths' positions (cheap: what playback and export draw); a full
 //! [`SimSnapshot`] is kept once a second and after any step whose inputs changed (parameters, materials, pins,
-//! the start or end of a grab, a throw). Resuming at step s restores the last snapshot at or before s and runs
-//! the steps in between again with the recorded grab targets: the steps are deterministic, so the state is
-//! the one the run had, bit for bit.
+//! the start or end of a grab, a throw), taken when the tick is over (at the start of the next step, or when a
+//! step is restored), so that it holds what the engines stepping beside the cloth did in that tick too. Resuming at step s restores the last snapshot at or before s and runs
+//! the steps in between again with the recorded grab targets (and the coupled engines' steps): the steps are
+//! deterministic, so the state is the one the run had, bit for bit.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bevy::prelude::*;
 
+use super::engines::CoupledEngines;
 use super::snapshot::SimSnapshot;
 use crate::sim::SimParams;
 use crate::sim::cloth::{Attachments, ClothMaterial, ClothMesh, Collider, Grabbed, Particles};
@@ -79,6 +81,8 @@ pub struct Recording {
     steps: VecDeque<RecordedStep>,
     snapshots: VecDeque<(u64, Arc<SimSnapshot>)>,
     last_inputs: Option<Inputs>,
+    /// Whether the last recorded step wants a snapshot, taken once its tick is over.
+    due: bool,
     /// Set while steps are run again, which must not be recorded twice.
     replaying: bool,
     /// Wall time spent recording, and the steps recorded in it (what `drape bench` reports).
@@ -94,6 +98,7 @@ impl Default for Recording {
             steps: VecDeque::new(),
             snapshots: VecDeque::new(),
             last_inputs: None,
+            due: false,
             replaying: false,
             cost: Default::default(),
         }
@@ -121,6 +126,7 @@ impl Recording {
         self.steps.clear();
         self.snapshots.clear();
         self.last_inputs = None;
+        self.due = false;
     }
 
     /// Bytes held: (positions of every step, snapshots).
@@ -141,7 +147,8 @@ impl Recording {
                 snapshots -= self.snapshots.pop_front().map_or(0, |(_, s)| s.bytes);
             }
         }
-        let oldest = self.snapshots.front().map_or(u64::MAX, |s| s.0);
+        // before the first snapshot is taken every step waits for it
+        let oldest = self.snapshots.front().map_or(0, |s| s.0);
         while self.steps.front().is_some_and(|s| s.step < oldest) {
             self.steps.pop_front();
         }
@@ -153,7 +160,7 @@ fn step_bytes(step: &RecordedStep) -> usize {
     step.cloths.iter().map(|c| std::mem::size_of_val(&c.positions[..])).sum()
 }
 
-/// After every cloth step: records it (its positions, and a snapshot when due).
+/// After every cloth step: records its positions, and whether it wants a snapshot ([`take_due_snapshot`]).
 pub fn record_step(world: &mut World) {
     let (enabled, replaying) = world.get_resource::<Recording>().map_or((false, true), |r| (r.enabled, r.replaying));
     if !enabled || replaying {
@@ -188,7 +195,6 @@ pub fn record_step(world: &mut World) {
         let last = recording.snapshots.back().map(|s| s.0);
         last.is_none_or(|k| clock.steps >= k + SNAPSHOT_EVERY) || recording.last_inputs.as_ref() != Some(&inputs)
     };
-    let snapshot = due.then(|| Arc::new(SimSnapshot::capture(world)));
     let rate = world.resource::<SimParams>().sanitized().rate_hz;
     let mut recording = world.resource_mut::<Recording>();
     if recording.steps.back().is_some_and(|s| s.step >= clock.steps) {
@@ -196,19 +202,38 @@ pub fn record_step(world: &mut World) {
         recording.clear();
     }
     recording.steps.push_back(RecordedStep { step: clock.steps, time: clock.time, cloths });
-    if let Some(s) = snapshot {
-        recording.snapshots.push_back((clock.steps, s));
-    }
+    recording.due |= due;
     recording.last_inputs = Some(inputs);
     recording.trim(rate);
     recording.cost.0 += start.elapsed();
     recording.cost.1 += 1;
 }
 
+/// Between two ticks (at the start of a cloth step, or before a restore): the snapshot the last recorded step
+/// wants, of the state its tick left.
+pub fn take_due_snapshot(world: &mut World) {
+    let due = world.get_resource::<Recording>().is_some_and(|r| r.enabled && r.due && !r.replaying);
+    if !due {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let snapshot = Arc::new(SimSnapshot::capture(world));
+    let steps = world.resource::<SimClock>().steps;
+    let rate = world.resource::<SimParams>().sanitized().rate_hz;
+    let mut recording = world.resource_mut::<Recording>();
+    recording.due = false;
+    if recording.steps.back().is_some_and(|s| s.step == steps) {
+        recording.snapshots.push_back((steps, snapshot));
+        recording.trim(rate);
+    }
+    recording.cost.0 += start.elapsed();
+}
+
 /// Puts `world` back in the state it had at the end of recorded step `step`: the last snapshot at or before it,
 /// then the steps in between run again with their recorded grabs. With `resume`, what was recorded after it is
 /// dropped (the run continues from there); without, the recording stays whole (to look at a step).
 pub fn restore(world: &mut World, step: u64, resume: bool) -> Result<(), String> {
+    take_due_snapshot(world);
     let (snapshot, grabs) = {
         let recording = world.get_resource::<Recording>().ok_or("nothing is being recorded")?;
         let Some((at, snapshot)) = recording.snapshots.iter().rev().find(|(k, _)| *k <= step) else {
@@ -226,6 +251,7 @@ pub fn restore(world: &mut World, step: u64, resume: bool) -> Result<(), String>
         (snapshot.clone(), grabs)
     };
     snapshot.restore(world)?;
+    let engines = CoupledEngines::of(world);
     world.resource_mut::<Recording>().replaying = true;
     for step_grabs in grabs {
         for (entity, grab) in step_grabs {
@@ -234,6 +260,9 @@ pub fn restore(world: &mut World, step: u64, resume: bool) -> Result<(), String>
             }
         }
         run_cloth_step(world);
+        for engine in &engines {
+            (engine.step)(world);
+        }
     }
     let mut recording = world.resource_mut::<Recording>();
     recording.replaying = false;

@@ -1,9 +1,11 @@
 //! A copy of everything a cloth step reads and writes that outlives the step: every cloth's and collider's
 //! components and the resources that carry state from step to step (the clock, the parameters, the gusts'
-//! random generator, the throws already made). Restoring one and stepping on gives the very same bits as the
-//! run it was taken from.
+//! random generator, the throws already made), and the state of the engines stepping beside the cloth
+//! ([`CoupledEngines`]). Restoring one and stepping on gives the very same bits as the run it was taken from.
 
 use bevy::prelude::*;
+
+use super::engines::{CoupledEngines, EngineState};
 
 use crate::scene::throws::ThrowQueue;
 use crate::sim::SimParams;
@@ -75,6 +77,8 @@ pub struct SimSnapshot {
     wind: Option<Wind>,
     seed: Option<GustSeed>,
     throws: Option<ThrowQueue>,
+    /// Each coupled engine's state, in [`CoupledEngines`] order.
+    engines: Vec<EngineStateDebug>,
     /// Rough size of the copy, bytes (the large arrays; what the panel reports).
     pub bytes: usize,
 }
@@ -87,6 +91,7 @@ impl SimSnapshot {
         let entities: Vec<(Entity, EntityState)> =
             ids.into_iter().map(|e| (e, EntityState::capture(world.entity(e)))).collect();
         let bytes = entities.iter().map(|(_, s)| approximate_bytes(s)).sum();
+        let engines = CoupledEngines::of(world).iter().map(|e| EngineStateDebug((e.capture)(world))).collect();
         Self {
             entities,
             clock: *world.resource::<SimClock>(),
@@ -94,6 +99,7 @@ impl SimSnapshot {
             wind: world.get_resource::<Wind>().cloned(),
             seed: world.get_resource::<GustSeed>().copied(),
             throws: world.get_resource::<ThrowQueue>().cloned(),
+            engines,
             bytes,
         }
     }
@@ -124,7 +130,22 @@ impl SimSnapshot {
         if let Some(throws) = &self.throws {
             world.insert_resource(throws.clone());
         }
+        // the engines' own despawn hooks have run; their state goes back over what those left
+        world.flush();
+        for (engine, state) in CoupledEngines::of(world).iter().zip(&self.engines) {
+            (engine.restore)(world, &state.0);
+        }
         Ok(())
+    }
+}
+
+/// An engine's state in a snapshot (its `Debug` names it only).
+#[derive(Clone)]
+struct EngineStateDebug(EngineState);
+
+impl std::fmt::Debug for EngineStateDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EngineState")
     }
 }
 

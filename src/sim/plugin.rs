@@ -79,10 +79,13 @@ impl PbdStage {
     }
 }
 
-/// The sets of the [`ClothStep`] schedule, chained: inputs and kinematic targets, the substeps, topology
+/// The sets of the [`ClothStep`] schedule, chained: the state as the last tick left it, inputs and kinematic targets, the substeps, topology
 /// changes, hand-over to other engines.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClothStepSystems {
+    /// The state the last tick left — the cloth's and the engines' stepping beside it — before this step changes
+    /// anything: where recordings take their snapshots.
+    Start,
     /// Inputs, kinematic targets and gusts, before the substeps.
     BeforeStep,
     /// The substeps ([`run_substeps`]).
@@ -205,6 +208,7 @@ impl Plugin for ClothSimPlugin {
         .configure_sets(
             ClothStep,
             (
+                ClothStepSystems::Start,
                 ClothStepSystems::BeforeStep,
                 ClothStepSystems::Step,
                 ClothStepSystems::AfterStep,
