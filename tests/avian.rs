@@ -6,12 +6,14 @@
 mod common;
 
 use avian3d::prelude::{
-    Collider as AvianCollider, ComputedMass, LinearVelocity, Mass, Position, RigidBody as AvianBody, Rotation,
-    TrimeshFlags,
+    Collider as AvianCollider, ColliderAabb, ComputedMass, LinearVelocity, Mass, Position, RigidBody as AvianBody,
+    Rotation, TrimeshFlags,
 };
 use bevy::prelude::*;
 use drape::headless::{headless_app, headless_app_with};
-use drape::scene::desc::{ClothDesc, ClothShape, ColliderDesc, Placement, SceneDesc, ThrowDesc};
+use drape::scene::desc::{
+    BodyDesc, ClothDesc, ClothShape, ColliderDesc, MeshShape, Placement, SceneDesc, ShapeDesc, ThrowDesc,
+};
 use drape::scene::mesh_collider::MeshCollider;
 use drape::sim::SimParams;
 use drape::sim::cloth::{HostedBody, Particles};
@@ -272,4 +274,56 @@ fn a_fast_kinematic_box_pushes_a_ball_ahead_of_it() {
     }
     let [(ball, v)] = hosted_balls(&mut app)[..] else { panic!("one ball") };
     assert!(ball.x > 5.0 && v.x > 3.0, "the ball was left at {ball} at {v} m/s");
+}
+
+#[test]
+fn a_dynamic_mesh_body_lands_on_the_ground_and_holds_the_cloth() {
+    // the mannequin's mesh (0.875 m tall) as a 5 kg dynamic body — it collides as its convex hull — dropped
+    // 0.2 m onto the ground with a sheet falling onto its head: it lands on its feet, topples under the sheet's
+    // pull (narrow feet), comes to rest on the ground within Avian's contact softness, and no vertex ever enters
+    // its hull
+    let figure = ColliderDesc {
+        name: "figure".into(),
+        shape: ShapeDesc::Mesh(MeshShape { file: "meshes/mannequin.obj".into(), scale: 0.5 }),
+        placement: Placement::at(Vec3::new(0.0, 0.2, 0.0)),
+        body: Some(BodyDesc { mass: 5.0, velocity: Vec3::ZERO, angular_velocity: Vec3::ZERO }),
+        ..default()
+    };
+    let desc = SceneDesc {
+        name: "dynamic mesh".into(),
+        cloths: vec![sheet(Placement::at(Vec3::new(0.0, 1.3, 0.0)))],
+        colliders: vec![ColliderDesc { shape: ColliderShape::Plane.into(), ..default() }, figure],
+        ..default()
+    };
+    let mut app = headless_app(desc);
+    let mut deepest = 0.0f32;
+    for _ in 0..300 {
+        app.update();
+        let world = app.world_mut();
+        let (collider, position, rotation) = world
+            .query_filtered::<(&AvianCollider, &Position, &Rotation), With<MeshCollider>>()
+            .single(world)
+            .expect("the figure");
+        let (collider, pose) = (collider.clone(), (*position, *rotation));
+        for x in positions(&mut app) {
+            if collider.contains_point(pose.0, pose.1, x) {
+                deepest = deepest.max(collider.distance_to_point(pose.0, pose.1, x, false));
+            }
+        }
+    }
+    let world = app.world_mut();
+    let (aabb, velocity, body) = world
+        .query_filtered::<(&ColliderAabb, &LinearVelocity, &AvianBody), With<MeshCollider>>()
+        .single(world)
+        .expect("the figure");
+    assert!(body.is_dynamic());
+    assert!(aabb.min.y.abs() < 0.01, "the figure's lowest point is {} m from the ground", aabb.min.y);
+    assert!(velocity.0.length() < 0.05, "the figure still moves at {} m/s", velocity.0.length());
+    let top = aabb.max.y;
+    let highest = positions(&mut app).iter().map(|x| x.y).fold(f32::MIN, f32::max);
+    assert!(
+        highest > top - 0.05,
+        "the sheet rests on the figure: its highest vertex {highest} m, the figure's top {top} m"
+    );
+    assert!(deepest < 0.002, "a vertex went {deepest} m into the figure's hull");
 }
