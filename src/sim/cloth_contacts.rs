@@ -6,9 +6,10 @@
 //! hierarchical spatial hash searches it (line (8), with the same swept boxes, normal-cone culling and bounds as
 //! self-collision) in every substep, not once per step as self-collision does: a cloth stopped by a collider
 //! during a step (a sheet landing on a ball under another still falling) moves nothing like the ray x + v·Δt
-//! predicted from the step's start, and the layer above went through it and only the pairs whose vertex and triangle belong to different cloths are
-//! tested (`SelfContactSearch::groups`) — the pairs within one cloth are self-collision's. The same untangling releases the contacts that would
-//! hold two cloths that already pass through each other on the wrong side. After each substep's iterations (and
+//! predicted from the step's start, and the layer above went through it. Only the pairs whose vertex and
+//! triangle belong to different cloths are tested (`SelfContactSearch::groups`) — the pairs within one cloth are
+//! self-collision's. The same untangling releases the contacts that would hold two cloths that already pass
+//! through each other on the wrong side. After each substep's iterations (and
 //! the tethers) the kept contacts are projected on the combined predictions, with both sides' inverse masses, and
 //! the positions go back to their cloths. The gap kept is the larger thickness of the cloths (each capped like
 //! self-collision's).
