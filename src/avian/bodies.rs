@@ -179,19 +179,25 @@ fn hand_to_avian(
 }
 
 /// After the cloth step: each kinematic twin at the velocities that take it from where Avian has it to where the
-/// cloth step left it, so Avian's bodies meet a moving surface (pushed and carried by it) rather than one that
-/// jumps; while Avian is paused it is only put there.
+/// cloth step left it, starting where Avian has it, so Avian's bodies meet a moving surface (pushed and carried
+/// by it) rather than one that jumps; while Avian is paused it is only put there.
 fn hand_kinematic_to_avian(
-    mut twins: Query<(&Transform, AvianState), With<KinematicTwin>>,
+    mut twins: Query<(&mut Transform, AvianState), With<KinematicTwin>>,
     time: Res<Time<Physics>>,
     clock: Res<SimClock>,
 ) {
-    for (pose, ((mut position, mut rotation), (mut linear, mut angular))) in &mut twins {
+    for (mut pose, ((mut position, mut rotation), (mut linear, mut angular))) in &mut twins {
         if time.is_paused() || clock.step_dt <= 0.0 {
             (position.0, rotation.0) = (pose.translation, pose.rotation);
             continue;
         }
-        (linear.0, angular.0) = velocities_between((position.0, rotation.0), pose, clock.step_dt);
+        (linear.0, angular.0) = velocities_between((position.0, rotation.0), &pose, clock.step_dt);
+        // Avian would otherwise take the pose the cloth step wrote into the transform (always on its first step,
+        // later when the position did not change) and then move it by the velocities as well: a whole step
+        // ahead, then standing still for one. Its step writes the transform back.
+        (pose.translation, pose.rotation) = (position.0, rotation.0);
+        position.set_changed();
+        rotation.set_changed();
     }
 }
 

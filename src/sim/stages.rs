@@ -337,22 +337,26 @@ pub fn ease_stiffness(
 /// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
 /// A cloth with no overstretched edge is only read.
 pub fn tear(
-    mut cloths: Query<(&mut Particles, &mut ClothMesh, &mut StretchConstraints, &mut BendConstraints, &mut Cloth)>,
+    mut cloths: Query<(Tearable, Option<&BodyAttachments>)>,
     params: Res<SimParams>,
     mut found: Local<Vec<tearing::Overstretched>>,
+    mut held: Local<Vec<u32>>,
     mut timings: ResMut<StageTimings>,
 ) {
     if !params.tearing {
         return;
     }
     let start = Instant::now();
-    for (mut particles, mut mesh, mut stretch, mut bend, mut tag) in &mut cloths {
+    for ((mut particles, mut mesh, mut stretch, mut bend, mut tag), holds) in &mut cloths {
         let threshold = params.tear_threshold;
         if tearing::most_stretched_edge(&particles.x, stretch.edges(), stretch.rest_length(), threshold).is_none() {
             continue;
         }
         let (mut edges, mut rest_length) = std::mem::take(&mut *stretch).into_parts();
         let (mut quads, mut rest_angle, mut rest_distance) = std::mem::take(&mut *bend).into_parts();
+        held.clear();
+        held.extend(holds.iter().flat_map(|h| h.0.iter().map(|a| a.vertex)));
+        held.sort_unstable();
         let Particles { x, p, v, w, mass } = &mut *particles;
         let ClothMesh { triangles, uvs, .. } = &mut *mesh;
         let mut cloth = tearing::TearableCloth {
@@ -361,6 +365,7 @@ pub fn tear(
             v,
             mass,
             w,
+            held: &held,
             triangles,
             uvs,
             edges: &mut edges,
@@ -376,6 +381,15 @@ pub fn tear(
     }
     timings.add_outside_step(PbdStage::Tearing, start);
 }
+
+/// What tearing edits of a cloth.
+type Tearable = (
+    &'static mut Particles,
+    &'static mut ClothMesh,
+    &'static mut StretchConstraints,
+    &'static mut BendConstraints,
+    &'static mut Cloth,
+);
 
 /// Most vertex splits per cloth and step: a rip opens over a few frames instead of shattering at once.
 pub const MAX_TEARS_PER_STEP: usize = 8;

@@ -8,8 +8,9 @@
 //! 1. **Detection.** The stretch of a stretch constraint (one per mesh edge, §4.1) is the ratio |p_a − p_b| / l0
 //!    of its current length (in the predictions `p`) to its rest length; an edge tears when the ratio exceeds the
 //!    threshold ([`most_stretched_edge`], [`most_stretched_edges`]).
-//! 2. **Which endpoint.** A free endpoint (w > 0) is split before a pinned/attached/held one (w = 0), and among
-//!    equals the one with more incident triangles, then the edge's first vertex. If that endpoint cannot be split
+//! 2. **Which endpoint.** A free endpoint is split before a pinned/attached/held one (w = 0) or one a body holds
+//!    (`held`, two-way: w > 0), and among equals the one with more incident triangles, then the edge's first
+//!    vertex. If that endpoint cannot be split
 //!    (below), the other one is tried. A vertex with fewer than two incident triangles is never split.
 //! 3. **Split plane.** The plane passes through the chosen vertex `v` at `p_v` with normal n = p_u − p_v, where `u`
 //!    is the edge's other endpoint ("perpendicular to the edge direction"), using the predictions `p` (the latest
@@ -67,6 +68,9 @@ pub struct TearableCloth<'a> {
     pub mass: &'a mut Vec<f32>,
     /// Inverse masses w_i; 0 for pinned, attached or held vertices.
     pub w: &'a mut Vec<f32>,
+    /// Vertices a rigid body holds (§4.2 attachments, w > 0), ascending: split after free ones, like pinned ones,
+    /// so a body tears the cloth open instead of tearing off the vertices it holds.
+    pub held: &'a [u32],
     /// Triangles, as indices into the per-vertex arrays.
     pub triangles: &'a mut Vec<[u32; 3]>,
     /// Texture coordinates, one per vertex, or empty (then left empty).
@@ -209,7 +213,8 @@ pub fn tear_between(cloth: &mut TearableCloth, a: u32, b: u32) -> Option<TearOut
             fan_b.push(t);
         }
     }
-    let rank = |vertex: u32, fan: &[usize]| (cloth.w[vertex as usize] > 0.0, fan.len());
+    let free = |vertex: u32| cloth.w[vertex as usize] > 0.0 && cloth.held.binary_search(&vertex).is_err();
+    let rank = |vertex: u32, fan: &[usize]| (free(vertex), fan.len());
     let candidates =
         if rank(b, &fan_b) > rank(a, &fan_a) { [(b, a, fan_b), (a, b, fan_a)] } else { [(a, b, fan_a), (b, a, fan_b)] };
     let plan = candidates.into_iter().find_map(|(vertex, other, fan)| plan_split(cloth, vertex, other, &fan))?;
@@ -604,6 +609,7 @@ mod tests {
         rest_angle: Vec<f32>,
         rest_distance: Vec<f32>,
         cols: u32,
+        held: Vec<u32>,
     }
 
     impl Cloth {
@@ -614,6 +620,7 @@ mod tests {
                 v: &mut self.v,
                 mass: &mut self.mass,
                 w: &mut self.w,
+                held: &self.held,
                 triangles: &mut self.triangles,
                 uvs: &mut self.uvs,
                 edges: &mut self.edges,
@@ -721,6 +728,7 @@ mod tests {
             quads,
             x,
             cols,
+            held: Vec::new(),
         }
     }
 
@@ -1075,6 +1083,22 @@ mod tests {
         assert_eq!(c.w[below as usize], 0.0);
         let d = outcome.duplicate as usize;
         assert_eq!(c.w[d], 1.0 / c.mass[d]);
+        c.check();
+    }
+
+    #[test]
+    fn a_vertex_a_body_holds_is_split_after_a_free_one() {
+        // Rows 4–6 pulled 0.2 along +z; the edge's first endpoint, which an unheld tie splits, is held by a body
+        // (w > 0): like a pinned one it keeps its triangles and the free endpoint is split, so a body tears the
+        // cloth open instead of tearing off the vertices it holds
+        let mut c = grid(6, 6, 0.1);
+        for p in c.p.iter_mut().filter(|p| p.z > 0.35) {
+            p.z += 0.2;
+        }
+        let (below, above) = (c.id(3, 3), c.id(3, 4));
+        let edge = c.edge_index(below, above).unwrap();
+        c.held = vec![below];
+        assert_eq!(c.tear(edge).map(|o| o.split_vertex), Some(above), "the held vertex is kept");
         c.check();
     }
 
