@@ -82,7 +82,7 @@ fn capture(world: &mut World) -> EngineState {
     let mut query = world.query_filtered::<Entity, Or<(With<AvianBody>, With<AvianCollider>)>>();
     let ids: Vec<Entity> = query.iter(world).collect();
     let entities = ids.into_iter().map(|e| (e, AvianEntity::capture(world.entity(e)))).collect();
-    let cloned = |world: &World| AvianState {
+    std::sync::Arc::new(AvianState {
         contacts: world.resource::<ContactGraph>().clone(),
         constraints: world.resource::<ConstraintGraph>().clone(),
         trees: world.resource::<ColliderTrees>().clone(),
@@ -92,8 +92,7 @@ fn capture(world: &mut World) -> EngineState {
         time: *world.resource::<Time<Physics>>(),
         substeps: *world.resource::<Time<Substeps>>(),
         entities,
-    };
-    std::sync::Arc::new(cloned(world))
+    })
 }
 
 fn restore(world: &mut World, state: &EngineState) {

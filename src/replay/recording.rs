@@ -2,9 +2,10 @@
 //! from. Every step keeps its cloths' positions (cheap: what playback and export draw); a full
 //! [`SimSnapshot`] is kept once a second and after any step whose inputs changed (parameters, materials, pins,
 //! the start or end of a grab, a throw), taken when the tick is over (at the start of the next step, or when a
-//! step is restored), so that it holds what the engines stepping beside the cloth did in that tick too. Resuming at step s restores the last snapshot at or before s and runs
-//! the steps in between again with the recorded grab targets (and the coupled engines' steps): the steps are
-//! deterministic, so the state is the one the run had, bit for bit.
+//! step is restored), so that it holds what the engines stepping beside the cloth did in that tick too. Resuming
+//! at step s restores the last snapshot at or before s and runs the steps in between again with the recorded grab
+//! targets (and the coupled engines' steps): the steps are deterministic, so the state is the one the run had,
+//! bit for bit.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

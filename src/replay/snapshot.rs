@@ -6,7 +6,6 @@
 use bevy::prelude::*;
 
 use super::engines::{CoupledEngines, EngineState};
-
 use crate::scene::throws::ThrowQueue;
 use crate::sim::SimParams;
 use crate::sim::cloth::{

@@ -9,10 +9,9 @@
 //! predicted from the step's start, and the layer above went through it. Only the pairs whose vertex and
 //! triangle belong to different cloths are tested (`SelfContactSearch::groups`) — the pairs within one cloth are
 //! self-collision's. The same untangling releases the contacts that would hold two cloths that already pass
-//! through each other on the wrong side. After each substep's iterations (and
-//! the tethers) the kept contacts are projected on the combined predictions, with both sides' inverse masses, and
-//! the positions go back to their cloths. The gap kept is the larger thickness of the cloths (each capped like
-//! self-collision's).
+//! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
+//! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
+//! cloths. The gap kept is the larger thickness of the cloths (each capped like self-collision's).
 
 use std::time::Instant;
 

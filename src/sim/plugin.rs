@@ -79,8 +79,8 @@ impl PbdStage {
     }
 }
 
-/// The sets of the [`ClothStep`] schedule, chained: the state as the last tick left it, inputs and kinematic targets, the substeps, topology
-/// changes, hand-over to other engines.
+/// The sets of the [`ClothStep`] schedule, chained: the state as the last tick left it, inputs and kinematic
+/// targets, the substeps, topology changes, hand-over to other engines.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClothStepSystems {
     /// The state the last tick left — the cloth's and the engines' stepping beside it — before this step changes
