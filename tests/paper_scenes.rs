@@ -1,5 +1,5 @@
 //! The paper's scenes (issue 5) with numbers: self-collision keeps a folding sheet from passing through itself
-//! (§4.3, Fig. 6), tearing keeps the mesh sound (§5, Fig. 10) as the bar and then a thrown ball rip it, a balloon
+//! (§4.3, Fig. 6), tearing keeps the mesh sound (§5, Fig. 10) as the cube and then a thrown ball rip it, a balloon
 //! holds k_pressure · V0 (§4.4).
 
 use bevy::prelude::*;
@@ -45,16 +45,16 @@ fn tearing_keeps_the_mesh_manifold_the_mass_and_the_constraints_sound() {
         total_mass(&q.single(app.world()).unwrap().mass)
     };
     let tears = |app: &mut App| app.world_mut().query::<&Cloth>().single(app.world()).unwrap().tears;
-    // the bar rips the curtain open; at 5 s (frame 300) the preset throws a ball through it
+    // the cube on the sinking bar rips the curtain open; at 5 s (frame 300) the preset throws a ball through it
     for _ in 0..300 {
         app.update();
     }
-    let torn_by_the_bar = tears(&mut app);
+    let torn_by_the_cube = tears(&mut app);
     for _ in 0..40 {
         app.update();
     }
-    let torn_by_the_ball = tears(&mut app) - torn_by_the_bar;
-    assert!(torn_by_the_bar > 20, "the bar tore {torn_by_the_bar} times");
+    let torn_by_the_ball = tears(&mut app) - torn_by_the_cube;
+    assert!(torn_by_the_cube > 20, "the cube tore {torn_by_the_cube} times");
     assert!(torn_by_the_ball > 10, "the ball tore {torn_by_the_ball} times");
     let mut q = app.world_mut().query::<(&Particles, &ClothMesh, &StretchConstraints, &BendConstraints)>();
     let (particles, mesh, stretch, bend) = q.single(app.world()).unwrap();

@@ -6,10 +6,10 @@ mod common;
 
 use bevy::prelude::*;
 use drape::headless::headless_app;
-use drape::scene::desc::{BodyDesc, ClothDesc, ClothShape, ColliderDesc, Placement, SceneDesc};
+use drape::scene::desc::{BodyDesc, BodyGrip, ClothDesc, ClothShape, ColliderDesc, PinSelector, Placement, SceneDesc};
 use drape::scene::preset;
 use drape::sim::SimParams;
-use drape::sim::cloth::{BodyAttachments, Particles};
+use drape::sim::cloth::{BodyAttachments, Particles, StretchConstraints};
 use drape::sim::collide::{ColliderMotion, ColliderShape};
 use drape::sim::rigid::RigidBody;
 
@@ -87,14 +87,16 @@ fn ball_and_cloth_conserve_linear_momentum_without_gravity() {
         ..SceneDesc::default()
     };
     let mut app = headless_app(desc);
-    let momentum = |app: &mut App| {
-        let mut cloth = app.world_mut().query::<&Particles>();
-        let cloth: Vec3 = cloth.iter(app.world()).flat_map(|p| p.v.iter().zip(&p.mass).map(|(v, m)| *v * *m)).sum();
-        let mut bodies = app.world_mut().query::<&RigidBody>();
-        let body: Vec3 = bodies.iter(app.world()).map(RigidBody::momentum).sum();
-        (cloth, body)
-    };
     common::assert_catch_keeps_momentum(&mut app, momentum, 1e-5);
+}
+
+/// The linear momentum of every cloth and of every rigid body.
+fn momentum(app: &mut App) -> (Vec3, Vec3) {
+    let mut cloth = app.world_mut().query::<&Particles>();
+    let cloth: Vec3 = cloth.iter(app.world()).flat_map(|p| p.v.iter().zip(&p.mass).map(|(v, m)| *v * *m)).sum();
+    let mut bodies = app.world_mut().query::<&RigidBody>();
+    let body: Vec3 = bodies.iter(app.world()).map(RigidBody::momentum).sum();
+    (cloth, body)
 }
 
 /// The mean x of the barrel's cloth over frames 300–600, and the largest distance of a vertex from the axis.
@@ -153,4 +155,67 @@ fn stripes_hold_their_boxes_up_two_way() {
             assert!(gap < 2e-3, "vertex {} is {gap} m off its box", a.vertex);
         }
     }
+}
+
+/// A vertical 1 m sheet of 24×24 quads with a 1 kg bar held along its bottom row, its top row pinned unless
+/// `free`.
+fn sheet_holding_a_bar(params: SimParams, free: bool, velocity: Vec3) -> SceneDesc {
+    let bar = ColliderDesc {
+        name: "bar".into(),
+        shape: ColliderShape::Box { half_extents: Vec3::new(0.52, 0.04, 0.04) }.into(),
+        placement: Placement::at(Vec3::new(0.0, 0.5 - 0.05, 0.0)),
+        body: Some(BodyDesc { mass: 1.0, velocity, angular_velocity: Vec3::ZERO }),
+        ..ColliderDesc::ground()
+    };
+    let vertical = Placement { translation: Vec3::new(0.0, 1.0, 0.0), rotation_degrees: Vec3::new(90.0, 0.0, 0.0) };
+    let sheet = ClothDesc {
+        pins: if free { Vec::new() } else { vec![PinSelector::Row { v: 0.0 }] },
+        body_grips: vec![BodyGrip { body: "bar".into(), at: vec![PinSelector::Row { v: 1.0 }] }],
+        ..free_sheet(vertical)
+    };
+    SceneDesc { name: "held_bar".into(), params, cloths: vec![sheet], colliders: vec![bar], ..SceneDesc::default() }
+}
+
+#[test]
+fn a_body_pulls_on_the_cloth_it_hangs_from_as_a_grip_does() {
+    // 4 iterations: a body's hold passes the stretch on up the sheet like a pin's vertex (w = 0), so the edges
+    // just above the hold are stretched like those above them, not more
+    let params = SimParams { iterations: 4, substeps: 2, ..SimParams::default() };
+    let mut app = headless_app(sheet_holding_a_bar(params, false, Vec3::ZERO));
+    for _ in 0..120 {
+        app.update();
+    }
+    let mut q = app.world_mut().query::<(&Particles, &StretchConstraints)>();
+    let (particles, stretch) = q.single(app.world()).unwrap();
+    // the vertical edges between rows r and r + 1 (vertex i = 25 r + c), mean stretch
+    let row_stretch = |r: u32| {
+        let vertical = |e: &[u32; 2]| e[0] / 25 == r && e[1] == e[0] + 25;
+        let ratios: Vec<f32> = stretch
+            .edges()
+            .iter()
+            .zip(stretch.rest_length())
+            .filter(|(e, _)| vertical(e))
+            .map(|(e, l)| particles.x[e[0] as usize].distance(particles.x[e[1] as usize]) / l - 1.0)
+            .collect();
+        ratios.iter().sum::<f32>() / ratios.len() as f32
+    };
+    let (above_hold, middle) = (row_stretch(23), row_stretch(12));
+    assert!(middle > 0.01, "the bar does not load the sheet: {middle}");
+    assert!(above_hold < 1.1 * middle, "above the hold {above_hold}, at mid-height {middle}");
+}
+
+#[test]
+fn a_held_body_and_its_cloth_conserve_linear_momentum_without_gravity() {
+    // the bar thrown at 2 m/s along the sheet's plane drags the free sheet after it: the cloth's pull on the bar
+    // goes at the mass the bar lends its held vertices, the bar's carrying of them at theirs
+    let params = SimParams { gravity: Vec3::ZERO, air_drag: 0.0, ..SimParams::default() };
+    let throw = Vec3::new(0.0, -2.0, 0.5);
+    let mut app = headless_app(sheet_holding_a_bar(params, true, throw));
+    let start = throw * 1.0;
+    for _ in 0..60 {
+        app.update();
+    }
+    let (cloth, body) = momentum(&mut app);
+    assert!(cloth.length() > 0.1, "the bar did not drag the sheet: {cloth}");
+    assert!((cloth + body - start).length() < 0.01 * start.length(), "{start} → {}", cloth + body);
 }

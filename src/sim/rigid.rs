@@ -90,6 +90,15 @@ impl RigidBody {
         self.apply_impulse(pose, -given * (body_mass / vertex_mass).min(1.0), at);
     }
 
+    /// The mass the body lends each of the `holds` cloth vertices it holds (the implicit coupling of holds,
+    /// [`Contact::held`](super::collide::contact::Contact::held)): its effective mass at `at`, at its lowest over
+    /// every direction, 1 / (1/M + |r|² · max I⁻¹), shared among them. A lower bound, so the cloth never takes the
+    /// body for heavier than it moves.
+    pub fn mass_lent_per_hold(&self, pose: &Transform, at: Vec3, holds: u32) -> f32 {
+        let arm = (at - pose.translation).length_squared();
+        1.0 / ((self.inverse_mass + arm * self.inverse_inertia.max_element()) * holds.max(1) as f32)
+    }
+
     /// Holds the body to a speed cap (drape's is the cloth's, `integrate::MAX_SPEED`): its centre no faster than
     /// `max_speed`, and no point within `reach` of it turning faster than that about it.
     pub fn cap_speed(&mut self, max_speed: f32, reach: f32) {
@@ -241,6 +250,22 @@ mod tests {
         heavy.cap_speed(60.0, 0.1);
         assert!(heavy.point_velocity(&pose, Vec3::new(0.1, 0.0, 0.0)).length() <= 120.0 + 1e-3);
         assert!((heavy.velocity.length() - 60.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_body_lends_its_holds_no_more_than_its_effective_mass_in_any_direction() {
+        let body = RigidBody::solid(ColliderShape::Box { half_extents: Vec3::new(0.3, 0.1, 0.2) }, 2.0).unwrap();
+        let pose = Transform::from_xyz(0.5, 1.0, 0.0).with_rotation(Quat::from_rotation_z(0.4));
+        let at = Vec3::new(0.8, 1.1, 0.2);
+        let lent = body.mass_lent_per_hold(&pose, at, 4);
+        let mut least = f32::INFINITY;
+        for k in 0..200 {
+            let (a, b) = (k as f32 * 0.31, k as f32 * 0.17);
+            let n = Vec3::new(a.cos() * b.sin(), b.cos(), a.sin() * b.sin());
+            least = least.min(1.0 / body.inverse_mass_along(&pose, at, n));
+        }
+        assert!(lent * 4.0 <= least + 1e-6 && lent * 4.0 > 0.5 * least, "4 × {lent} kg against {least} kg");
+        assert!((body.mass_lent_per_hold(&pose, pose.translation, 1) - 2.0).abs() < 1e-5, "at the centre: M");
     }
 
     #[test]

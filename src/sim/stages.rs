@@ -9,13 +9,15 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
-    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
-    StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachment, BodyAttachments, Cloth, ClothMaterial, ClothMesh,
+    ClothSolver, Collider, Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
+    SolverStiffness, StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
-    contacts::{generate_contacts, push_out_of_colliders},
+    contacts::{
+        drop_contacts_with_holding_body, generate_contacts, lend_body_masses, push_out_of_colliders, return_body_masses,
+    },
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
@@ -126,24 +128,23 @@ pub fn generate_collisions(
         &BodyAttachments,
     )>,
     colliders: (Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
+    bodies: Query<(&RigidBody, &Transform)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
-    mut world: ResMut<CollisionWorld>,
+    (mut world, mut holds_per_collider): (ResMut<CollisionWorld>, Local<Vec<u32>>),
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
+    count_holds(cloths.iter().map(|(.., held)| held), &world, &mut holds_per_collider);
     for ((particles, mesh, stretch), mut contacts, mut self_collision, material, held) in &mut cloths {
-        let Particles { x, p, v, w, .. } = particles;
+        let Particles { x, p, v, w, mass } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
         let search = (slices, params.parallel);
         generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
-        for a in &held.0 {
-            if let Some(k) = world.index_of(a.body) {
-                let (point, shift) = world.colliders[k].follow(a.local);
-                contacts.0.push(Contact::attached(a.vertex, k as u32, point, shift));
-            }
+        if !held.0.is_empty() {
+            push_holds(&held.0, (p, mass), (&world, &bodies, &holds_per_collider), &mut contacts.0);
         }
         let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness } =
             &mut *self_collision;
@@ -167,12 +168,43 @@ pub fn generate_collisions(
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
+/// §4.2: a contact for each vertex a body holds, with the mass the body lends it (`holds_per_collider` share
+/// each body), and none of its surface contacts with that body.
+fn push_holds(
+    holds: &[BodyAttachment],
+    (p, mass): (&[Vec3], &[f32]),
+    (world, bodies, holds_per_collider): (&CollisionWorld, &Query<(&RigidBody, &Transform)>, &[u32]),
+    contacts: &mut Vec<Contact>,
+) {
+    for a in holds {
+        let (Some(k), Some(&predicted)) = (world.index_of(a.body), p.get(a.vertex as usize)) else { continue };
+        let (point, shift) = world.colliders[k].follow(a.local);
+        let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
+            body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
+        });
+        let masses = (mass.get(a.vertex as usize).copied().unwrap_or(0.0), lent);
+        contacts.push(Contact::held(a.vertex, k as u32, (point, shift), predicted, masses));
+    }
+    drop_contacts_with_holding_body(contacts);
+}
+
+/// How many cloth vertices each collider of `world` holds, over every cloth.
+fn count_holds<'a>(holds: impl Iterator<Item = &'a BodyAttachments>, world: &CollisionWorld, counts: &mut Vec<u32>) {
+    counts.clear();
+    counts.resize(world.colliders.len(), 0);
+    for a in holds.flat_map(|h| &h.0) {
+        if let Some(k) = world.index_of(a.body) {
+            counts[k] += 1;
+        }
+    }
+}
+
 /// What the projection reads and writes of one cloth.
 type ProjectedCloth = (
     &'static mut Particles,
     (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
     (&'static ClothMesh, &'static SelfCollision, Option<&'static mut Balloon>),
-    &'static mut Contacts,
+    (&'static mut Contacts, &'static BodyAttachments),
     (&'static SolverStiffness, &'static mut ClothSolver),
 );
 
@@ -189,7 +221,7 @@ pub fn project(
         mut particles,
         (stretch, bend, mut plan),
         (mesh, self_collision, balloon),
-        mut contacts,
+        (mut contacts, holds),
         (stiffness, solver),
     ) in &mut cloths
     {
@@ -205,7 +237,7 @@ pub fn project(
             let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
             settings = settings.xpbd(alpha, share, clock.dt);
         }
-        let Particles { x, p, w, .. } = &mut *particles;
+        let Particles { x, p, w, mass, .. } = &mut *particles;
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
             Some(Balloon { rest_volume, gradient }) => (Some(*rest_volume * params.pressure), gradient),
@@ -221,7 +253,14 @@ pub fn project(
         };
         let multipliers = &mut solver.into_inner().multipliers;
         let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient, multipliers };
+        let lend = !holds.0.is_empty();
+        if lend {
+            lend_body_masses(w, mass, scratch.contacts);
+        }
         project_constraints(p, x, w, cloth, scratch, settings);
+        if lend {
+            return_body_masses(w, mass, &contacts.0);
+        }
     }
     timings.add(PbdStage::Project, start);
 }
@@ -303,8 +342,8 @@ pub fn couple_bodies(
     timings.add(PbdStage::VelocityResponse, start);
 }
 
-/// Every collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass,
-/// the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex, and the contact point.
+/// Every collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass
+/// (with what a hold's body lends it), the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex, and the contact point.
 pub fn contact_momenta<'a>(
     cloths: &'a Query<(&Particles, &Contacts)>,
     world: &'a CollisionWorld,
@@ -314,7 +353,7 @@ pub fn contact_momenta<'a>(
         contacts.0.iter().filter_map(move |c| {
             let entity = *world.entities.get(c.collider as usize)?;
             let mass = *particles.mass.get(c.vertex as usize)?;
-            Some((entity, mass, c.momentum_given(mass, dt), c.point))
+            Some((entity, mass + c.lent_mass, c.momentum_given(mass, dt), c.point))
         })
     })
 }

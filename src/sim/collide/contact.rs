@@ -36,6 +36,9 @@ pub struct Contact {
     pub friction: f32,
     /// Restitution e of the collider.
     pub restitution: f32,
+    /// For a hold, the share of its body's mass the vertex carries within the projection (implicit coupling of
+    /// holds, see [`Contact::held`]), kg; 0 for a surface contact.
+    pub lent_mass: f32,
 }
 
 /// What a [`Contact`] holds the vertex to.
@@ -64,6 +67,7 @@ impl Contact {
             response: Vec3::ZERO,
             friction: surface.0,
             restitution: surface.1,
+            lent_mass: 0.0,
         }
     }
 
@@ -74,9 +78,30 @@ impl Contact {
         Self { kind: ContactKind::Attached, ..Self::surface(vertex, collider, hit, 0.0, (0.0, 0.0)) }
     }
 
-    /// The momentum the contact gave its vertex of mass `mass` in a substep of `dt`: m (Δp / Δt + Δv). The
-    /// collider takes the opposite (§4.2).
+    /// A hold whose body lends its vertex (of mass `masses.0`, predicted at `predicted`) the mass `masses.1`
+    /// within the projection, so the cloth moves the vertex as little as it would move the body, and the
+    /// vertex's momentum is the body's share too. Only the pull of the cloth goes at that mass; the body carrying
+    /// the vertex from its prediction onto the body point moves the vertex's own mass alone, so that part of
+    /// [`Contact::moved`] starts scaled back by the vertex's share of the two.
+    pub fn held(
+        vertex: u32,
+        collider: u32,
+        (point, surface_shift): (Vec3, Vec3),
+        predicted: Vec3,
+        masses: (f32, f32),
+    ) -> Self {
+        let (mass, lent_mass) = masses;
+        let carried_share = if mass + lent_mass > 0.0 { lent_mass / (mass + lent_mass) } else { 0.0 };
+        Self {
+            lent_mass,
+            moved: -(point - predicted) * carried_share,
+            ..Self::attached(vertex, collider, point, surface_shift)
+        }
+    }
+
+    /// The momentum the contact gave its vertex of mass `mass` (with what its body lends it) in a substep of
+    /// `dt`: m (Δp / Δt + Δv). The collider takes the opposite (§4.2).
     pub fn momentum_given(&self, mass: f32, dt: f32) -> Vec3 {
-        mass * (self.moved / dt + self.response)
+        (mass + self.lent_mass) * (self.moved / dt + self.response)
     }
 }

@@ -199,6 +199,53 @@ pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut 
     }
 }
 
+/// Drops the surface contacts of held vertices with the body that holds them; the holds ([`ContactKind::Attached`])
+/// come last in `contacts`. The hold point is on the body's surface, so such a contact would push its vertex out by
+/// the thickness each iteration and the hold pull it back: the body would push itself along, taking the pull back
+/// at the mass it lends the vertex and the push at the vertex's own.
+pub fn drop_contacts_with_holding_body(contacts: &mut Vec<Contact>) {
+    let first_hold = contacts.iter().position(|c| c.kind == ContactKind::Attached).unwrap_or(contacts.len());
+    if first_hold == contacts.len() {
+        return;
+    }
+    let mut kept = 0;
+    for i in 0..contacts.len() {
+        let c = contacts[i];
+        let holds = &contacts[first_hold..];
+        if i < first_hold && holds.iter().any(|h| h.vertex == c.vertex && h.collider == c.collider) {
+            continue;
+        }
+        contacts[kept] = c;
+        kept += 1;
+    }
+    contacts.truncate(kept);
+}
+
+/// Implicit coupling of holds (§4.2): before the projection each held vertex takes the inverse mass of itself
+/// plus the share of its body's mass the hold lends it, so the cloth's constraints move it as little as they
+/// would move the body and pass the rest of each correction on up the cloth, as a pin's vertex does. Vertices
+/// with w = 0 (pinned, grabbed) stay so. [`return_body_masses`] undoes it after the projection.
+pub fn lend_body_masses(w: &mut [f32], mass: &[f32], contacts: &[Contact]) {
+    set_held_inverse_masses(w, mass, contacts, |m, lent| 1.0 / (m + lent));
+}
+
+/// Gives each held vertex that [`lend_body_masses`] lent mass its own inverse mass back.
+pub fn return_body_masses(w: &mut [f32], mass: &[f32], contacts: &[Contact]) {
+    set_held_inverse_masses(w, mass, contacts, |m, _| 1.0 / m);
+}
+
+/// w of each vertex a hold lends mass to and that is not held by w = 0 := `inverse`(own mass, lent mass).
+fn set_held_inverse_masses(w: &mut [f32], mass: &[f32], contacts: &[Contact], inverse: impl Fn(f32, f32) -> f32) {
+    for c in contacts.iter().filter(|c| c.lent_mass > 0.0) {
+        let i = c.vertex as usize;
+        if let (Some(w), Some(&m)) = (w.get_mut(i), mass.get(i))
+            && *w > 0.0
+        {
+            *w = inverse(m, c.lent_mass);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +413,51 @@ mod tests {
         // μ = 0.6 > tan 20°: held. Velocity-level friction alone would let it creep g_t·Δt² every step.
         assert!(slide_on_slope(0.6) < 1e-4, "crept {} m", slide_on_slope(0.6));
         assert!(slide_on_slope(0.2) > 1.0, "μ = 0.2 < tan 20° must slide");
+    }
+
+    #[test]
+    fn a_hold_carries_its_vertex_at_the_vertex_mass_and_takes_the_pull_at_the_lent_mass() {
+        // a 0.1 kg vertex predicted 2 cm off its body point, lent 0.9 kg: put on the point, then pulled 1 cm away by
+        // the cloth and put back
+        let (x, dt) = ([Vec3::ZERO], 0.1);
+        let point = Vec3::new(0.0, -0.1, 0.0);
+        let mut p = [point + Vec3::new(0.02, 0.0, 0.0)];
+        let mut contacts = [Contact::held(0, 0, (point, Vec3::ZERO), p[0], (0.1, 0.9))];
+        let (mut w, mass) = ([10.0], [0.1]);
+        lend_body_masses(&mut w, &mass, &contacts);
+        assert_eq!(w, [1.0]);
+        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
+        p[0] += Vec3::new(0.0, 0.01, 0.0);
+        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
+        return_body_masses(&mut w, &mass, &contacts);
+        assert_eq!(w, [10.0]);
+        assert!((p[0] - point).length() < 1e-7);
+        // carried: 0.1 kg × (−2 cm) / Δt; pulled: 1 kg × (−1 cm) / Δt
+        let (vertex_mass, vertex_and_lent) = (0.1, 1.0);
+        let expected = Vec3::new(-vertex_mass * 0.02, -vertex_and_lent * 0.01, 0.0) / dt;
+        assert!(
+            (contacts[0].momentum_given(0.1, dt) - expected).length() < 1e-6,
+            "{}",
+            contacts[0].momentum_given(0.1, dt)
+        );
+    }
+
+    #[test]
+    fn a_held_vertex_has_no_surface_contact_with_its_own_body_and_w_0_stays() {
+        let hit = |n: f32| SurfaceHit { point: Vec3::ZERO, normal: Vec3::Y * n, surface_shift: Vec3::ZERO };
+        let mut contacts = vec![
+            Contact::surface(3, 1, hit(1.0), 0.0, (0.5, 0.0)),
+            Contact::surface(3, 0, hit(1.0), 0.0, (0.5, 0.0)),
+            Contact::surface(4, 1, hit(1.0), 0.0, (0.5, 0.0)),
+            Contact::held(3, 1, (Vec3::ZERO, Vec3::ZERO), Vec3::ZERO, (0.1, 1.0)),
+        ];
+        drop_contacts_with_holding_body(&mut contacts);
+        let kept: Vec<(u32, u32, ContactKind)> = contacts.iter().map(|c| (c.vertex, c.collider, c.kind)).collect();
+        let (surface, attached) = (ContactKind::Surface, ContactKind::Attached);
+        assert_eq!(kept, [(3, 0, surface), (4, 1, surface), (3, 1, attached)]);
+        let mut w = [0.0; 5];
+        lend_body_masses(&mut w, &[0.1; 5], &contacts);
+        assert_eq!(w, [0.0; 5], "a pinned or grabbed vertex stays so");
     }
 
     #[test]
