@@ -195,10 +195,17 @@ impl Plugin for ClothSimPlugin {
                 stages::external_forces.in_set(PbdStage::ExternalForces),
                 stages::damping.in_set(PbdStage::Damping),
                 (colliders::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
-                (stages::generate_collisions, cloth_contacts::find_cloth_contacts)
+                (stages::generate_collisions, stages::hold_on_bodies, cloth_contacts::find_cloth_contacts)
                     .chain()
                     .in_set(PbdStage::GenerateCollisions),
-                (stages::project, tethers::project_tethers, cloth_contacts::project_cloth_contacts, stages::push_out)
+                (
+                    stages::lend_masses_to_holds,
+                    stages::project,
+                    tethers::project_tethers,
+                    cloth_contacts::project_cloth_contacts,
+                    stages::return_lent_masses,
+                    stages::push_out,
+                )
                     .chain()
                     .in_set(PbdStage::Project),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),

@@ -9,9 +9,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachment, BodyAttachments, Cloth, ClothMaterial, ClothMesh,
-    ClothSolver, Collider, Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
-    SolverStiffness, StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
+    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
@@ -116,8 +116,8 @@ pub fn move_bodies(
     }
 }
 
-/// Line (8): collision constraints against every collider swept over the substep (§3.4), holds on the rigid
-/// bodies cloth hangs from (§4.2), and (§4.3) between each cloth's vertices and its own triangles.
+/// Line (8): collision constraints against every collider swept over the substep (§3.4), and (§4.3) between
+/// each cloth's vertices and its own triangles.
 #[allow(clippy::type_complexity)]
 pub fn generate_collisions(
     mut cloths: Query<(
@@ -125,27 +125,21 @@ pub fn generate_collisions(
         &mut Contacts,
         &mut SelfCollision,
         &ClothMaterial,
-        &BodyAttachments,
     )>,
     colliders: (Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
-    bodies: Query<(&RigidBody, &Transform)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
-    (mut world, mut holds_per_collider): (ResMut<CollisionWorld>, Local<Vec<u32>>),
+    mut world: ResMut<CollisionWorld>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
-    count_holds(cloths.iter().map(|(.., held)| held), &world, &mut holds_per_collider);
-    for ((particles, mesh, stretch), mut contacts, mut self_collision, material, held) in &mut cloths {
-        let Particles { x, p, v, w, mass } = particles;
+    for ((particles, mesh, stretch), mut contacts, mut self_collision, material) in &mut cloths {
+        let Particles { x, p, v, w, .. } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
         let search = (slices, params.parallel);
         generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
-        if !held.0.is_empty() {
-            push_holds(&held.0, (p, mass), (&world, &bodies, &holds_per_collider), &mut contacts.0);
-        }
         let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness } =
             &mut *self_collision;
         if !params.self_collision {
@@ -168,24 +162,36 @@ pub fn generate_collisions(
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
-/// §4.2: a contact for each vertex a body holds, with the mass the body lends it (`holds_per_collider` share
-/// each body), and none of its surface contacts with that body.
-fn push_holds(
-    holds: &[BodyAttachment],
-    (p, mass): (&[Vec3], &[f32]),
-    (world, bodies, holds_per_collider): (&CollisionWorld, &Query<(&RigidBody, &Transform)>, &[u32]),
-    contacts: &mut Vec<Contact>,
+/// Line (8) for the rigid bodies cloth hangs from (§4.2): after the surface contacts, a hold for each vertex a body
+/// holds, with the share of the body's mass it lends the vertex ([`Contact::held`]), and none of the vertex's
+/// surface contacts with that body.
+pub fn hold_on_bodies(
+    mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts)>,
+    bodies: Query<(&RigidBody, &Transform)>,
+    world: Res<CollisionWorld>,
+    mut holds_per_collider: Local<Vec<u32>>,
+    mut timings: ResMut<StageTimings>,
 ) {
-    for a in holds {
-        let (Some(k), Some(&predicted)) = (world.index_of(a.body), p.get(a.vertex as usize)) else { continue };
-        let (point, shift) = world.colliders[k].follow(a.local);
-        let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
-            body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
-        });
-        let masses = (mass.get(a.vertex as usize).copied().unwrap_or(0.0), lent);
-        contacts.push(Contact::held(a.vertex, k as u32, (point, shift), predicted, masses));
+    if cloths.iter().all(|(_, holds, _)| holds.0.is_empty()) {
+        return;
     }
-    drop_contacts_with_holding_body(contacts);
+    let start = Instant::now();
+    count_holds(cloths.iter().map(|(_, holds, _)| holds), &world, &mut holds_per_collider);
+    for (particles, holds, mut contacts) in &mut cloths {
+        for a in &holds.0 {
+            let (Some(k), Some(&predicted)) = (world.index_of(a.body), particles.p.get(a.vertex as usize)) else {
+                continue;
+            };
+            let (point, shift) = world.colliders[k].follow(a.local);
+            let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
+                body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
+            });
+            let masses = (particles.mass.get(a.vertex as usize).copied().unwrap_or(0.0), lent);
+            contacts.0.push(Contact::held(a.vertex, k as u32, (point, shift), predicted, masses));
+        }
+        drop_contacts_with_holding_body(&mut contacts.0);
+    }
+    timings.add(PbdStage::GenerateCollisions, start);
 }
 
 /// How many cloth vertices each collider of `world` holds, over every cloth.
@@ -204,9 +210,33 @@ type ProjectedCloth = (
     &'static mut Particles,
     (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
     (&'static ClothMesh, &'static SelfCollision, Option<&'static mut Balloon>),
-    (&'static mut Contacts, &'static BodyAttachments),
+    &'static mut Contacts,
     (&'static SolverStiffness, &'static mut ClothSolver),
 );
+
+/// Before lines (9)–(11): each vertex a body holds carries the share of the body's mass its hold lends it
+/// ([`lend_body_masses`], the implicit coupling of holds, §4.2) until [`return_lent_masses`].
+pub fn lend_masses_to_holds(cloths: Query<HeldCloth>) {
+    set_held_masses(cloths, lend_body_masses);
+}
+
+/// After lines (9)–(11): the held vertices' own inverse masses back.
+pub fn return_lent_masses(cloths: Query<HeldCloth>) {
+    set_held_masses(cloths, return_body_masses);
+}
+
+/// What lending masses to held vertices reads and writes of one cloth.
+type HeldCloth = (&'static mut Particles, &'static Contacts, &'static BodyAttachments);
+
+/// Runs `set(w, mass, contacts)` on every cloth that a body holds.
+fn set_held_masses(mut cloths: Query<HeldCloth>, set: fn(&mut [f32], &[f32], &[Contact])) {
+    for (mut particles, contacts, holds) in &mut cloths {
+        if !holds.0.is_empty() {
+            let Particles { w, mass, .. } = &mut *particles;
+            set(w, mass, &contacts.0);
+        }
+    }
+}
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
@@ -221,7 +251,7 @@ pub fn project(
         mut particles,
         (stretch, bend, mut plan),
         (mesh, self_collision, balloon),
-        (mut contacts, holds),
+        mut contacts,
         (stiffness, solver),
     ) in &mut cloths
     {
@@ -237,7 +267,7 @@ pub fn project(
             let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
             settings = settings.xpbd(alpha, share, clock.dt);
         }
-        let Particles { x, p, w, mass, .. } = &mut *particles;
+        let Particles { x, p, w, .. } = &mut *particles;
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
             Some(Balloon { rest_volume, gradient }) => (Some(*rest_volume * params.pressure), gradient),
@@ -253,14 +283,7 @@ pub fn project(
         };
         let multipliers = &mut solver.into_inner().multipliers;
         let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient, multipliers };
-        let lend = !holds.0.is_empty();
-        if lend {
-            lend_body_masses(w, mass, scratch.contacts);
-        }
         project_constraints(p, x, w, cloth, scratch, settings);
-        if lend {
-            return_body_masses(w, mass, &contacts.0);
-        }
     }
     timings.add(PbdStage::Project, start);
 }
