@@ -13,7 +13,7 @@ const PINNED: [(&str, &str); 12] = [
     ("curtain", "33e894348bf90941"),
     ("flag", "15ad7dd5e49db838"),
     ("hanging_sheet", "0d983363f014661e"),
-    ("layers", "b2284ae441a00591"),
+    ("layers", "29a89fdd8db8af6d"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "4178394a8d1cf7a0"),
     ("sphere_drape", "790bff7f88627ed8"),

@@ -12,6 +12,10 @@
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
 //! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
 //! cloths. The gap kept is the larger thickness of the cloths (each capped like self-collision's).
+//!
+//! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
+//! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
+//! and projected alongside ([`selfcollide::find_edge_contacts`](super::selfcollide::find_edge_contacts)).
 
 use std::time::Instant;
 
@@ -19,8 +23,8 @@ use bevy::prelude::*;
 
 use super::cloth::{ClothMaterial, ClothMesh, Particles, StretchConstraints};
 use super::selfcollide::{
-    SelfContact, SelfContactSearch, Untangler, find_self_contacts, mean_rest_length, project_self_contacts,
-    self_collision_thickness, sweep_end,
+    EdgeContact, EdgeContactSearch, SelfContact, SelfContactSearch, Untangler, find_edge_contacts, find_self_contacts,
+    mean_rest_length, project_edge_contacts, project_self_contacts, self_collision_thickness, sweep_end,
 };
 use super::{PbdStage, SimClock, SimParams, StageTimings};
 
@@ -39,9 +43,12 @@ pub struct ClothContacts {
     w: Vec<f32>,
     triangles: Vec<[u32; 3]>,
     search: SelfContactSearch,
+    edge_search: EdgeContactSearch,
     untangler: Untangler,
     /// The contacts between different cloths of this step, in the combined indices.
     pub contacts: Vec<SelfContact>,
+    /// The edge–edge contacts at free edges between different cloths, in the combined indices.
+    pub edge_contacts: Vec<EdgeContact>,
     /// The gap the contacts keep, m.
     pub thickness: f32,
 }
@@ -85,6 +92,7 @@ pub fn find_cloth_contacts(
 ) {
     if !params.cloth_collision || cloths.iter().nth(1).is_none() {
         state.contacts.clear();
+        state.edge_contacts.clear();
         return;
     }
     let start = Instant::now();
@@ -97,6 +105,8 @@ pub fn find_cloth_contacts(
         let ClothContacts { x, triangles, untangler, contacts, .. } = state;
         untangler.release(x, triangles, contacts);
     }
+    let ClothContacts { x, p, triangles, search, edge_search, edge_contacts, .. } = state;
+    find_edge_contacts(edge_search, search, x, p, triangles, band, params.parallel, edge_contacts);
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
@@ -108,15 +118,16 @@ pub fn project_cloth_contacts(
     mut state: ResMut<ClothContacts>,
     mut timings: ResMut<StageTimings>,
 ) {
-    if state.contacts.is_empty() {
+    if state.contacts.is_empty() && state.edge_contacts.is_empty() {
         return;
     }
     let start = Instant::now();
-    let ClothContacts { cloths: layout, x, p, w, triangles, contacts, thickness, .. } = &mut *state;
+    let ClothContacts { cloths: layout, x, p, w, triangles, contacts, edge_contacts, thickness, .. } = &mut *state;
     let fits = |particles: &Particles, count: u32| particles.len() == count as usize;
     if !layout.iter().all(|&(e, _, count)| cloths.get(e).is_ok_and(|c| fits(c, count))) {
         // a cloth came or went since the search: its indices are stale until the next step's
         contacts.clear();
+        edge_contacts.clear();
         return;
     }
     x.clear();
@@ -131,6 +142,7 @@ pub fn project_cloth_contacts(
     }
     for _ in 0..params.iterations.clamp(1, MAX_PASSES) {
         project_self_contacts(p, x, w, triangles, contacts, *thickness, 1.0);
+        project_edge_contacts(p, w, edge_contacts, *thickness);
     }
     for &(entity, first, count) in layout.iter() {
         if let Ok(mut particles) = cloths.get_mut(entity) {

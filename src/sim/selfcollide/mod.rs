@@ -89,6 +89,7 @@
 use bevy::math::Vec3;
 
 mod diagnostics;
+mod edges;
 mod hash;
 mod narrow;
 mod patches;
@@ -99,6 +100,7 @@ mod test_support;
 mod untangle;
 
 pub use self::diagnostics::{count_crossings, count_intersections};
+pub use self::edges::{EdgeContact, EdgeContactSearch, closest_parameters, find_edge_contacts, project_edge_contacts};
 pub use self::hash::{BoxQuery, SpatialHash};
 pub use self::narrow::BARY_MARGIN;
 pub use self::project::{

@@ -37,6 +37,12 @@ struct QuerySlice {
 }
 
 impl SelfContactSearch {
+    /// Calls `f` for every triangle the last [`find_self_contacts`] entered into its hash (all, or those the
+    /// normal cones left) whose swept box, grown by its band, overlaps the box [`min`, `max`].
+    pub fn for_each_triangle_in_box(&self, min: Vec3, max: Vec3, f: impl FnMut(u32)) {
+        self.hash.for_each_in_box(min, max, f);
+    }
+
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
     pub fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers();
