@@ -57,6 +57,8 @@ pub struct EdgeContactSearch {
     free: Vec<[u32; 2]>,
     /// Scratch: the edges of every triangle, before sorting and counting.
     keys: Vec<[u32; 2]>,
+    /// Per group: the box of its vertices at x and p, grown by the band.
+    group_boxes: Vec<[Vec3; 2]>,
     /// The contacts each slice of free edges found.
     slices: SliceOutputs<Vec<EdgeContact>>,
 }
@@ -70,9 +72,10 @@ impl EdgeContactSearch {
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
     pub fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
-        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity(), self.slices.buffers().len()]
+        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity(), self.group_boxes.capacity()]
             .into_iter()
             .chain(slices)
+            .chain([self.slices.buffers().len()])
             .fold(0, combine_capacity)
     }
 
@@ -113,20 +116,43 @@ pub fn find_edge_contacts(
     out.clear();
     search.update_free_edges(triangles);
     let band = if band.is_finite() { band.max(0.0) } else { 0.0 };
-    let EdgeContactSearch { free, slices, .. } = search;
+    let EdgeContactSearch { free, group_boxes, slices, .. } = search;
     let (free, group) = (&*free, &near.groups);
     let n = x.len().min(p.len()).min(group.len());
+    group_boxes.clear();
+    for v in 0..n {
+        let g = group[v] as usize;
+        if g >= group_boxes.len() {
+            group_boxes.resize(g + 1, [Vec3::INFINITY, Vec3::NEG_INFINITY]);
+        }
+        let [lo, hi] = &mut group_boxes[g];
+        (*lo, *hi) = (lo.min(x[v].min(p[v]) - band), hi.max(x[v].max(p[v]) + band));
+    }
+    let group_boxes = &*group_boxes;
+    // a free edge away from every other cloth (most of them, where the cloths are apart) looks nothing up
+    let near_another = |b: [u32; 2], lo: Vec3, hi: Vec3| {
+        let own = group[b[0] as usize] as usize;
+        group_boxes.iter().enumerate().any(|(g, [glo, ghi])| g != own && lo.cmple(*ghi).all() && hi.cmpge(*glo).all())
+    };
     let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
     let found = slices.run(free.len(), MIN_QUERY_SLICE, parallel, |range, found| {
         found.clear();
         for &b in free[range].iter().filter(|b| (b[1] as usize) < n) {
             let [(x0, x1), (p0, p1)] = [x, p].map(|q| (q[b[0] as usize], q[b[1] as usize]));
             let (lo, hi) = (x0.min(x1).min(p0.min(p1)), x0.max(x1).max(p0.max(p1)));
+            if !near_another(b, lo, hi) {
+                continue;
+            }
+            let mut tested = 0;
             near.for_each_triangle_in_box(lo, hi, |t| {
                 let Some(&[i, j, k]) = triangles.get(t as usize) else { return };
-                if [i, j, k].iter().any(|&v| v as usize >= n) || group[i as usize] == group[b[0] as usize] {
+                if [i, j, k].iter().any(|&v| v as usize >= n)
+                    || group[i as usize] == group[b[0] as usize]
+                    || tested >= MAX_TRIANGLES_PER_FREE_EDGE
+                {
                     return;
                 }
+                tested += 1;
                 for a in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
                     // two free edges meet in each other's query: the pair is kept once, from the lower one's
                     let twice = a > b && is_free(&a);
@@ -152,6 +178,12 @@ pub fn find_edge_contacts(
 
 /// Free edges per query slice of [`find_edge_contacts`] at least.
 const MIN_QUERY_SLICE: usize = 32;
+
+/// Most triangles of other cloths whose edges one free edge tests per substep. Over a sheet a free edge meets
+/// about a dozen; a torn cloth collapsed into a clump with another gives thousands, which would make the search
+/// quadratic (as [`MAX_CANDIDATES_PER_VERTEX`](super::MAX_CANDIDATES_PER_VERTEX) bounds the vertex search). The
+/// triangles beyond it, in the hash's order, are not tested; the order does not depend on the thread count.
+pub const MAX_TRIANGLES_PER_FREE_EDGE: u32 = 64;
 
 /// The contact of edges `a` and `b` over the substep x → p, if their closest points at x come within `band` of
 /// each other along the direction between them, at x or at p.

@@ -80,7 +80,8 @@
 //!
 //! # Caveats
 //!
-//! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings. On its own it
+//! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings (between cloths,
+//! [`find_edge_contacts`] adds edge–edge contacts at free edges, where those happen). On its own it
 //! would keep cloth that already interpenetrates at x on the wrong side; [`Untangler`] (`untangle.rs`, after
 //! \[BWK03\], which §4.3 points to) finds such crossings in the contact list and releases the contacts of their
 //! smaller side, so the cloth pulls it back through. The thickness h should be well below the edge length, or neighbouring vertices of a
