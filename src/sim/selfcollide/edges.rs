@@ -154,7 +154,7 @@ pub fn find_edge_contacts(
                 }
                 tested += 1;
                 for a in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
-                    // two free edges meet in each other's query: the pair is kept once, from the lower one's
+                    // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
                     let twice = a > b && is_free(&a);
                     if !twice
                         && !a.iter().any(|v| b.contains(v))
