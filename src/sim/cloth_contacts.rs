@@ -11,7 +11,9 @@
 //! self-collision's. The same untangling releases the contacts that would hold two cloths that already pass
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
 //! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
-//! cloths. The gap kept is the larger thickness of the cloths (each capped like self-collision's).
+//! cloths. The gap kept is the larger thickness of the cloths (each capped like self-collision's); each cloth's
+//! triangles enter the hash grown by its own thickness only, so a fine cloth next to a thick one does not fill
+//! the hash's cells with its own triangles (`SelfContactSearch::group_bands`).
 //!
 //! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
 //! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
@@ -21,7 +23,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
-use super::cloth::{ClothMaterial, ClothMesh, Particles, StretchConstraints};
+use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::selfcollide::{
     EdgeContact, EdgeContactSearch, SelfContact, SelfContactSearch, Untangler, find_edge_contacts, find_self_contacts,
     mean_rest_length, project_edge_contacts, project_self_contacts, self_collision_thickness, sweep_end,
@@ -61,9 +63,10 @@ impl ClothContacts {
     /// and the thickness kept.
     fn gather<'a>(&mut self, cloths: impl Iterator<Item = Searched<'a>>, step: f32) {
         let ClothContacts { cloths: layout, x, p, triangles, thickness, search, .. } = self;
-        let owner = &mut search.groups;
+        let SelfContactSearch { groups: owner, group_bands, .. } = search;
         layout.clear();
         owner.clear();
+        group_bands.clear();
         x.clear();
         p.clear();
         triangles.clear();
@@ -76,7 +79,9 @@ impl ClothContacts {
             x.extend_from_slice(&particles.x);
             p.extend(particles.x.iter().zip(&particles.v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
             triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + first)));
-            *thickness = thickness.max(self_collision_thickness(material.thickness, stretch.rest_length()));
+            let own = self_collision_thickness(material.thickness, stretch.rest_length());
+            group_bands.push(own * SelfCollision::DETECTION_MARGIN);
+            *thickness = thickness.max(own);
         }
     }
 }
@@ -98,7 +103,7 @@ pub fn find_cloth_contacts(
     let start = Instant::now();
     let state = &mut *state;
     state.gather(cloths.iter(), clock.dt);
-    let band = state.thickness * super::cloth::SelfCollision::DETECTION_MARGIN;
+    let band = state.thickness * SelfCollision::DETECTION_MARGIN;
     let ClothContacts { x, p, triangles, search, contacts, .. } = state;
     find_self_contacts(search, x, p, triangles, band, params.parallel, contacts);
     if params.untangle {

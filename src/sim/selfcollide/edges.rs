@@ -57,8 +57,6 @@ pub struct EdgeContactSearch {
     free: Vec<[u32; 2]>,
     /// Scratch: the edges of every triangle, before sorting and counting.
     keys: Vec<[u32; 2]>,
-    /// Per group: the box of its vertices at x and p, grown by the band.
-    group_boxes: Vec<[Vec3; 2]>,
     /// The contacts each slice of free edges found.
     slices: SliceOutputs<Vec<EdgeContact>>,
 }
@@ -72,7 +70,7 @@ impl EdgeContactSearch {
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
     pub fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
-        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity(), self.group_boxes.capacity()]
+        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity()]
             .into_iter()
             .chain(slices)
             .chain([self.slices.buffers().len()])
@@ -116,35 +114,21 @@ pub fn find_edge_contacts(
     out.clear();
     search.update_free_edges(triangles);
     let band = if band.is_finite() { band.max(0.0) } else { 0.0 };
-    let EdgeContactSearch { free, group_boxes, slices, .. } = search;
+    let EdgeContactSearch { free, slices, .. } = search;
     let (free, group) = (&*free, &near.groups);
     let n = x.len().min(p.len()).min(group.len());
-    group_boxes.clear();
-    for v in 0..n {
-        let g = group[v] as usize;
-        if g >= group_boxes.len() {
-            group_boxes.resize(g + 1, [Vec3::INFINITY, Vec3::NEG_INFINITY]);
-        }
-        let [lo, hi] = &mut group_boxes[g];
-        (*lo, *hi) = (lo.min(x[v].min(p[v]) - band), hi.max(x[v].max(p[v]) + band));
-    }
-    let group_boxes = &*group_boxes;
-    // a free edge away from every other cloth (most of them, where the cloths are apart) looks nothing up
-    let near_another = |b: [u32; 2], lo: Vec3, hi: Vec3| {
-        let own = group[b[0] as usize] as usize;
-        group_boxes.iter().enumerate().any(|(g, [glo, ghi])| g != own && lo.cmple(*ghi).all() && hi.cmpge(*glo).all())
-    };
     let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
     let found = slices.run(free.len(), MIN_QUERY_SLICE, parallel, |range, found| {
         found.clear();
         for &b in free[range].iter().filter(|b| (b[1] as usize) < n) {
             let [(x0, x1), (p0, p1)] = [x, p].map(|q| (q[b[0] as usize], q[b[1] as usize]));
             let (lo, hi) = (x0.min(x1).min(p0.min(p1)), x0.max(x1).max(p0.max(p1)));
-            if !near_another(b, lo, hi) {
+            // a free edge away from every other cloth (most of them, where the cloths are apart) looks nothing up
+            if !near.reaches_another_group(group[b[0] as usize], lo, hi) {
                 continue;
             }
             let mut tested = 0;
-            near.for_each_triangle_in_box(lo, hi, |t| {
+            near.for_each_triangle_in_box(group[b[0] as usize], lo, hi, |t| {
                 let Some(&[i, j, k]) = triangles.get(t as usize) else { return };
                 if [i, j, k].iter().any(|&v| v as usize >= n)
                     || group[i as usize] == group[b[0] as usize]

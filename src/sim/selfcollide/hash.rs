@@ -183,6 +183,11 @@ impl SpatialHash {
         }
     }
 
+    /// Per triangle of the last rebuild: its box (grown), or [`EMPTY_BOX`] if it has invalid indices or positions.
+    pub fn bounds(&self) -> &[[Vec3; 2]] {
+        &self.bounds
+    }
+
     /// The query for the box [`min`, `max`] (`None` if it is empty or NaN), named `id`.
     pub fn query(&self, min: Vec3, max: Vec3, id: u32) -> Option<BoxQuery> {
         let cells = [cell_of(min, self.grid.inv_cell), cell_of(max, self.grid.inv_cell)];

@@ -144,9 +144,16 @@ impl BitMatrix {
 
 impl Patches {
     /// Brings the patches up to date with `triangles` over `vertex_count` vertices and computes this step's
-    /// cones and boxes (triangles swept from `start` to `end`, grown by `margin` as in the hash) and the
-    /// active pairs. With `parallel` the per-triangle work is shared by the compute pool's threads.
-    pub fn update(&mut self, start: &[Vec3], end: &[Vec3], triangles: &[[u32; 3]], margin: f32, parallel: bool) {
+    /// cones and boxes (triangles swept from `start` to `end`, triangle t grown by `margin(t)` as in the hash)
+    /// and the active pairs. With `parallel` the per-triangle work is shared by the compute pool's threads.
+    pub fn update(
+        &mut self,
+        start: &[Vec3],
+        end: &[Vec3],
+        triangles: &[[u32; 3]],
+        margin: impl Fn(usize) -> f32 + Sync,
+        parallel: bool,
+    ) {
         let vertex_count = start.len().min(end.len());
         if self.patch_of.len() != triangles.len() {
             self.cut(triangles);
@@ -167,7 +174,7 @@ impl Patches {
                 let (mut bounds, mut sum, mut degenerate) = (EMPTY_BOX, Vec3::ZERO, false);
                 for &t in own {
                     let tri = &triangles[t as usize];
-                    let b = swept_bounds(start, end, tri, margin);
+                    let b = swept_bounds(start, end, tri, margin(t as usize));
                     boxes.push(b);
                     if b[0].cmple(b[1]).all() {
                         bounds = [bounds[0].min(b[0]), bounds[1].max(b[1])];
@@ -598,7 +605,7 @@ mod tests {
     fn a_torn_patch_is_searched_again() {
         let (x, mut tris) = sheet(20, 20, 0.03, |u, v| Vec3::new(u, v, 0.0));
         let mut patches = Patches::default();
-        patches.update(&x, &x, &tris, 0.008, false);
+        patches.update(&x, &x, &tris, |_| 0.008, false);
         assert!(patches.needed.iter().all(|n| !n), "a flat sheet needs nothing");
         // split vertex 45 off triangle 60 (as tearing does: a new vertex at the same place)
         let mut x = x;
@@ -610,7 +617,7 @@ mod tests {
                 *v = 400;
             }
         }
-        patches.update(&x, &x, &tris, 0.008, false);
+        patches.update(&x, &x, &tris, |_| 0.008, false);
         assert!(!patches.intact[k] && patches.needed[k], "the torn patch must be searched");
         assert!(patches.vertex_needed(400, x[400], x[400]) && patches.pair_needed(400, t as u32));
         assert!(patches.needed.iter().filter(|n| **n).count() < patches.needed.len());

@@ -4,7 +4,7 @@
 use bevy::math::Vec3;
 
 use super::SelfContact;
-use super::hash::{BoxQuery, EMPTY_BOX, SpatialHash};
+use super::hash::{BoxQuery, EMPTY_BOX, SpatialHash, swept_bounds};
 use super::narrow::{Found, NarrowPhase};
 use super::patches::Patches;
 use crate::sim::parallel::SliceOutputs;
@@ -20,6 +20,15 @@ pub struct SelfContactSearch {
     /// The group of each vertex (the cloth of a mesh made of several); when not empty, only pairs whose vertex and
     /// triangle's first corner lie in different groups are tested (cloth against cloth).
     pub groups: Vec<u32>,
+    /// Per group, when not empty: the band its own triangles' boxes are grown by (at most the search's band).
+    /// A query from another group grows its box by the rest, so box overlap still finds every pair within the
+    /// band, while a fine cloth next to a thick one does not grow its many small triangles into each other's
+    /// cells (their pairs within the cloth are never tested anyway).
+    pub group_bands: Vec<f32>,
+    /// Per group: what its vertices' query boxes are grown by, the band less the thinnest other group's.
+    group_growth: Vec<f32>,
+    /// Per group: the box of its triangles' boxes in the hash.
+    group_boxes: Vec<[Vec3; 2]>,
     pub(super) patches: Patches,
     /// Steps left to search without culling, after a step where culling skipped too little to pay for itself.
     unculled_steps: u32,
@@ -38,9 +47,18 @@ struct QuerySlice {
 
 impl SelfContactSearch {
     /// Calls `f` for every triangle the last [`find_self_contacts`] entered into its hash (all, or those the
-    /// normal cones left) whose swept box, grown by its band, overlaps the box [`min`, `max`].
-    pub fn for_each_triangle_in_box(&self, min: Vec3, max: Vec3, f: impl FnMut(u32)) {
-        self.hash.for_each_in_box(min, max, f);
+    /// normal cones left) whose swept box comes within the band of the box [`min`, `max`] of a query from
+    /// `group` (see [`Self::group_bands`]).
+    pub fn for_each_triangle_in_box(&self, group: u32, min: Vec3, max: Vec3, f: impl FnMut(u32)) {
+        let grow = self.group_growth.get(group as usize).copied().unwrap_or(0.0);
+        self.hash.for_each_in_box(min - grow, max + grow, f);
+    }
+
+    /// Whether the box [`min`, `max`] of a query from `group`, grown like it, overlaps the triangles of another
+    /// group at all (always, without groups): a query for which it does not finds nothing.
+    pub fn reaches_another_group(&self, group: u32, min: Vec3, max: Vec3) -> bool {
+        let grow = self.group_growth.get(group as usize).copied().unwrap_or(0.0);
+        self.groups.is_empty() || reaches_another(&self.group_boxes, group, min - grow, max + grow)
     }
 
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
@@ -48,7 +66,9 @@ impl SelfContactSearch {
         let slices = self.slices.buffers();
         slices.iter().filter_map(|slice| slice.lock().ok()).fold(
             self.hash.capacity_fingerprint().wrapping_mul(31).wrapping_add(slices.len())
-                ^ self.patches.capacity_fingerprint().rotate_left(17),
+                ^ self.patches.capacity_fingerprint().rotate_left(17)
+                ^ (self.group_growth.capacity() << 8)
+                ^ (self.group_boxes.capacity() << 24),
             |acc, slice| {
                 acc.wrapping_mul(1_000_003)
                     .wrapping_add(slice.found.capacity())
@@ -77,12 +97,28 @@ pub fn find_self_contacts(
 ) {
     out.clear();
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
-    let SelfContactSearch { full_search, groups, patches, unculled_steps, hash, slices } = search;
+    let SelfContactSearch {
+        full_search,
+        groups,
+        group_bands,
+        group_growth,
+        group_boxes,
+        patches,
+        unculled_steps,
+        hash,
+        slices,
+    } = search;
     let groups = &*groups;
     let group_of = |v: u32| groups.get(v as usize);
+    let band_of = |t: usize| {
+        let group = triangles.get(t).and_then(|tri| group_of(tri[0]));
+        group.and_then(|&g| group_bands.get(g as usize)).map_or(h, |&b| within_band(b, h))
+    };
+    grow_queries(group_bands, h, group_growth);
+    let growth_of = |v: usize| group_of(v as u32).and_then(|&g| group_growth.get(g as usize)).copied().unwrap_or(0.0);
     let cull = !*full_search && *unculled_steps == 0;
     if cull {
-        patches.update(x, p, triangles, h, parallel);
+        patches.update(x, p, triangles, band_of, parallel);
         if patches.needed_fraction() > CULLING_PAYS_BELOW {
             *unculled_steps = UNCULLED_STEPS;
         }
@@ -94,8 +130,10 @@ pub fn find_self_contacts(
         let bound = |t: usize| patches.triangle_bounds().get(t).copied().unwrap_or(EMPTY_BOX);
         hash.rebuild_boxes(triangles.len(), parallel, bound, |t| patches.triangle_needed(t));
     } else {
-        hash.rebuild_swept(x, p, triangles, h, parallel);
+        hash.rebuild_boxes(triangles.len(), parallel, |t| swept_bounds(x, p, &triangles[t], band_of(t)), |_| true);
     }
+    bound_groups(groups, triangles, hash.bounds(), group_boxes);
+    let group_boxes = &*group_boxes;
     let n = x.len().min(p.len());
     let hash = &*hash;
     let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, slice| {
@@ -107,8 +145,11 @@ pub fn find_self_contacts(
         let first = vertices.start;
         queries.extend(vertices.filter_map(|v| {
             let (xq, pq) = (x[v], p[v]);
-            let (lo, hi) = (xq.min(pq), xq.max(pq));
-            let needed = !cull || patches.vertex_needed(v, lo, hi);
+            let grow = growth_of(v);
+            let (lo, hi) = (xq.min(pq) - grow, xq.max(pq) + grow);
+            // a vertex away from every other cloth (most, where the cloths are apart) looks nothing up
+            let needed = (!cull || patches.vertex_needed(v, lo, hi))
+                && (groups.is_empty() || group_of(v as u32).is_some_and(|&g| reaches_another(group_boxes, g, lo, hi)));
             (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(lo, hi, v as u32)).flatten()
         }));
         // vertices whose rays start and end in the same cells look the hash up together
@@ -137,6 +178,49 @@ pub fn find_self_contacts(
             out.extend(slice.found.iter().map(|(c, _)| *c));
         }
     }
+}
+
+/// Fills `growth` with each group's query growth: `h` less the smallest band of the other groups (0 for all
+/// when `bands` has fewer than two groups' worth, or every band is `h`).
+fn grow_queries(bands: &[f32], h: f32, growth: &mut Vec<f32>) {
+    growth.clear();
+    let (mut least, mut second, mut least_group) = (h, h, usize::MAX);
+    for (g, &b) in bands.iter().enumerate() {
+        let b = within_band(b, h);
+        if b < least {
+            (second, least, least_group) = (least, b, g);
+        } else if b < second {
+            second = b;
+        }
+    }
+    growth.extend((0..bands.len()).map(|g| h - if g == least_group { second } else { least }));
+}
+
+/// Fills `boxes` with each group's box of its triangles' `bounds` (nothing without `groups`).
+fn bound_groups(groups: &[u32], triangles: &[[u32; 3]], bounds: &[[Vec3; 2]], boxes: &mut Vec<[Vec3; 2]>) {
+    boxes.clear();
+    if groups.is_empty() {
+        return;
+    }
+    for (tri, [lo, hi]) in triangles.iter().zip(bounds) {
+        let Some(&g) = groups.get(tri[0] as usize) else { continue };
+        if g as usize >= boxes.len() {
+            boxes.resize(g as usize + 1, EMPTY_BOX);
+        }
+        let own = &mut boxes[g as usize];
+        *own = [own[0].min(*lo), own[1].max(*hi)];
+    }
+}
+
+/// Whether [`min`, `max`] overlaps the box of a group other than `own`.
+fn reaches_another(boxes: &[[Vec3; 2]], own: u32, min: Vec3, max: Vec3) -> bool {
+    let overlaps = |[lo, hi]: &[Vec3; 2]| min.cmple(*hi).all() && max.cmpge(*lo).all();
+    boxes.iter().enumerate().any(|(g, b)| g != own as usize && overlaps(b))
+}
+
+/// A group's band, clamped to [0, `h`] (NaN: 0).
+fn within_band(band: f32, h: f32) -> f32 {
+    band.max(0.0).min(h)
 }
 
 /// When culling leaves more than this fraction of the patches to search, it costs about what it saves (the
@@ -239,6 +323,33 @@ mod tests {
             total += found.len();
         }
         assert!(total > 100, "{total}");
+    }
+
+    #[test]
+    fn a_thin_cloth_beside_a_thick_one_finds_every_pair_within_the_band() {
+        let h = 0.02;
+        for seed in 1..4 {
+            let (x, p, tris) = crumpled_pair(seed);
+            let groups: Vec<u32> = (0..x.len()).map(|v| (v >= x.len() / 2) as u32).collect();
+            let search = |bands: &[f32]| {
+                let mut search = SelfContactSearch { groups: groups.clone(), ..Default::default() };
+                search.group_bands = bands.to_vec();
+                let mut found = Vec::new();
+                find_self_contacts(&mut search, &x, &p, &tris, h, false, &mut found);
+                let grown: f32 = search.hash.bounds().iter().map(|[lo, hi]| (*hi - *lo).element_sum()).sum();
+                (found, grown)
+            };
+            let (uniform, uniform_size) = search(&[]);
+            assert!(uniform.len() > 10, "seed {seed}: only {} contacts between the sheets", uniform.len());
+            assert!(uniform.iter().all(|c| groups[c.vertex as usize] != groups[tris[c.triangle as usize][0] as usize]));
+            for bands in [[h, 0.1 * h], [0.1 * h, h], [0.0, h], [h, h]] {
+                let (found, size) = search(&bands);
+                assert_eq!(found, uniform, "seed {seed}, bands {bands:?}");
+                if bands[0] < h || bands[1] < h {
+                    assert!(size < uniform_size, "seed {seed}: the thin sheet's boxes did not shrink");
+                }
+            }
+        }
     }
 
     #[test]
