@@ -237,24 +237,24 @@ fn every_preset_survives_live_abuse_and_settles_after() {
     if let Ok(only) = std::env::var("DRAPE_ABUSE_ONLY") {
         names.retain(|n| *n == only);
     }
-    let (first, second) = names.split_at(names.len() / 2);
-    let run = |names: &[String]| -> Vec<_> {
-        names
-            .iter()
-            .map(|n| {
-                let start = std::time::Instant::now();
-                let result = (n.clone(), abuse(n, steps), calm_speed(n, SETTLE));
-                println!("{n}: {:.1} s", start.elapsed().as_secs_f32());
-                result
-            })
-            .collect()
+    // two threads take the presets one at a time from a shared queue, so neither waits on the other's slow ones
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let run = || {
+        let mut done = Vec::new();
+        while let Some(n) = names.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+            let start = std::time::Instant::now();
+            done.push((n.clone(), abuse(n, steps), calm_speed(n, SETTLE)));
+            println!("{n}: {:.1} s", start.elapsed().as_secs_f32());
+        }
+        done
     };
-    let results: Vec<_> = std::thread::scope(|scope| {
-        let (a, b) = (scope.spawn(|| run(first)), scope.spawn(|| run(second)));
+    let mut results: Vec<_> = std::thread::scope(|scope| {
+        let (a, b) = (scope.spawn(run), scope.spawn(run));
         let mut all = a.join().expect("no panic");
         all.extend(b.join().expect("no panic"));
         all
     });
+    results.sort_by(|a, b| a.0.cmp(&b.0));
     let mut failures = Vec::new();
     for (name, abused, calm) in &results {
         let Abused { fastest, farthest, torn, broken, others } = abused;

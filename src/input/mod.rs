@@ -1,5 +1,5 @@
 //! What the user does with the mouse and keyboard: grab and fling particles and pin them
-//! ([`ClothPickingPlugin`], part of the library); throw balls, pause, step, reset ([`InteractionPlugin`], the
+//! ([`ClothPickingPlugin`], part of the library); throw balls, pause, step, reset (`InteractionPlugin`, the
 //! demo's). Input is read in `Update`; the simulation sees it at its next cloth step.
 
 pub mod drag;

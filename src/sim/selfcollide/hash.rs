@@ -183,7 +183,8 @@ impl SpatialHash {
         }
     }
 
-    /// Per triangle of the last rebuild: its box (grown), or [`EMPTY_BOX`] if it has invalid indices or positions.
+    /// Per triangle of the last rebuild: its box (grown), or an empty box (min > max) if it has invalid indices or
+    /// positions.
     pub fn bounds(&self) -> &[[Vec3; 2]] {
         &self.bounds
     }
