@@ -107,6 +107,10 @@ enum Command {
         /// its outcome.
         #[arg(long)]
         replay: Option<String>,
+        /// Write scene N of the run (such as the `slowest_scene` a run printed) into `--out` as a `.ron` preset
+        /// and exit.
+        #[arg(long, value_name = "N")]
+        write_scene: Option<u32>,
     },
     /// Run shipped presets for many simulated minutes, sampled every simulated second, and print a JSON array:
     /// kinetic energy in each half, drift of the cloth after the first minute, stretch, collider distance.
@@ -195,7 +199,19 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Soak { scenes, frames, seed, out, threads, no_cost_check, strict, replay }) => {
+        Some(Command::Soak { scenes, frames, seed, out, threads, no_cost_check, strict, replay, write_scene }) => {
+            if let Some(index) = write_scene {
+                return match drape::soak::write_scene(seed, index, &out) {
+                    Ok(path) => {
+                        println!("{}", path.display());
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("drape: {e}");
+                        ExitCode::from(2)
+                    }
+                };
+            }
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let cost = (!no_cost_check).then(drape::soak::CostModel::calibrate);
             let config = drape::soak::SoakConfig { scenes, frames, seed, threads, out: Some(out), cost };

@@ -1,7 +1,8 @@
 //! A few dozen random scenes of `drape soak` (fixed seed, no cost check: no test fails because the machine is
 //! slow), with every invariant checked after every step.
 
-use drape::soak::{SoakConfig, run};
+use drape::scene::preset;
+use drape::soak::{SoakConfig, generate, run, scene_seed, write_scene};
 
 #[test]
 fn random_scenes_keep_the_invariants() {
@@ -13,4 +14,13 @@ fn random_scenes_keep_the_invariants() {
         summary.failures.iter().map(|f| format!("scene {} (seed {}): {:?}", f.index, f.seed, f.violations)).collect();
     assert!(broken.is_empty(), "{}", broken.join("\n"));
     assert!(summary.max_stiff_stretch > 0.0, "no stiff held cloth had its stretch checked");
+
+    // the slowest scene, written out by its index, reads back as the scene the run drew
+    assert!(summary.slowest_ms_per_step > 0.0 && summary.slowest_scene < 32);
+    let dir = std::env::temp_dir().join(format!("drape-soak-test-{}", std::process::id()));
+    let path = write_scene(1, summary.slowest_scene, &dir).expect("the scene is written");
+    let read = preset::load(&path.display().to_string()).expect("the written scene loads");
+    let drawn = generate::scene(scene_seed(1, summary.slowest_scene));
+    assert_eq!(preset::to_ron(&read).ok(), preset::to_ron(&drawn).ok());
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -128,6 +128,8 @@ pub struct SoakSummary {
     pub worst_move_ratio: f32,
     /// Slowest scene's mean CPU milliseconds per step.
     pub slowest_ms_per_step: f64,
+    /// The slowest scene's place in the run (dump it with `generate::scene(scene_seed(seed, index))`).
+    pub slowest_scene: u32,
     /// Wall time of the whole soak, seconds.
     pub wall_seconds: f64,
     /// The failing scenes.
@@ -185,6 +187,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         capped_depth_skips: 0,
         worst_move_ratio: 0.0,
         slowest_ms_per_step: 0.0,
+        slowest_scene: 0,
         wall_seconds,
         failures: Vec::new(),
     };
@@ -198,7 +201,9 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         summary.unresolved_stretch_checks += outcome.unresolved_stretch_checks;
         summary.capped_depth_skips += outcome.capped_depth_skips;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
-        summary.slowest_ms_per_step = summary.slowest_ms_per_step.max(outcome.ms_per_step);
+        if outcome.ms_per_step > summary.slowest_ms_per_step {
+            (summary.slowest_ms_per_step, summary.slowest_scene) = (outcome.ms_per_step, outcome.index);
+        }
         if !outcome.violations.is_empty() {
             summary.failed += 1;
             summary.failed_guaranteed += u32::from(outcome.breaks_a_guarantee());
@@ -211,6 +216,18 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         }
     }
     summary
+}
+
+/// Writes scene `index` of the run with `seed` into `dir` as its `.ron` preset (to replay or open it); returns
+/// its path.
+pub fn write_scene(seed: u64, index: u32, dir: &Path) -> Result<PathBuf, String> {
+    let drawn = generate::scene(scene_seed(seed, index));
+    let text = preset::to_ron(&drawn).map_err(|e| e.to_string())?;
+    let path = dir.join(format!("{}.ron", drawn.name));
+    std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&path, text))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// Runs a given scene, such as a failing one read back, and checks it as the soak does.
