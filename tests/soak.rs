@@ -2,7 +2,7 @@
 //! slow), with every invariant checked after every step.
 
 use drape::scene::preset;
-use drape::soak::{SoakConfig, generate, run, scene_seed, write_scene};
+use drape::soak::{SoakConfig, check_scene, generate, run, scene_seed, write_scene};
 
 #[test]
 fn random_scenes_keep_the_invariants() {
@@ -23,4 +23,15 @@ fn random_scenes_keep_the_invariants() {
     let drawn = generate::scene(scene_seed(1, summary.slowest_scene));
     assert_eq!(preset::to_ron(&read).ok(), preset::to_ron(&drawn).ok());
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_stiff_fine_sheet_falling_on_a_thick_coarse_cloth_keeps_its_edges() {
+    // a scene the 1000-scene soak found (see the file's comment), kept as the preset it wrote
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/fine_sheet_on_thick_cloth.ron");
+    let desc = preset::load(path).expect("the scene loads");
+    let config = SoakConfig { scenes: 1, frames: 240, seed: 1, threads: 1, out: None, cost: None };
+    let outcome = check_scene(&config, desc);
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    assert!(outcome.max_stiff_stretch < 2.0, "a stiff edge at {}× its rest length", outcome.max_stiff_stretch);
 }

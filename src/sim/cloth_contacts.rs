@@ -11,9 +11,10 @@
 //! self-collision's. The same untangling releases the contacts that would hold two cloths that already pass
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
 //! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
-//! cloths. The gap kept is the larger thickness of the cloths (each capped like self-collision's); each cloth's
-//! triangles enter the hash grown by its own thickness only, so a fine cloth next to a thick one does not fill
-//! the hash's cells with its own triangles (`SelfContactSearch::group_bands`).
+//! cloths. The gap kept between two cloths is the larger of their thicknesses (each capped like
+//! self-collision's), at most [`MAX_THICKNESS_PER_EDGE`] times the finer cloth's mean rest edge ([`pair_gap`]).
+//! Each cloth's triangles enter the hash grown by their own thickness only, so a fine cloth next to a thick one
+//! does not fill the hash's cells with its own triangles (`SelfContactSearch::group_bands`).
 //!
 //! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
 //! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
@@ -25,10 +26,12 @@ use bevy::prelude::*;
 
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::selfcollide::{
-    EdgeContact, EdgeContactSearch, SelfContact, SelfContactSearch, Untangler, find_edge_contacts, find_self_contacts,
-    mean_rest_length, project_edge_contacts, project_self_contacts, self_collision_thickness, sweep_end,
+    EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch, Untangler,
+    find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts, project_self_contacts_on,
+    self_collision_thickness, sweep_end,
 };
 use super::{PbdStage, SimClock, SimParams, StageTimings};
+use crate::sim::constraints::access::Slices;
 
 /// Passes over the cloth–cloth contacts after each substep's iterations, at most: like the iterations, more
 /// passes let a contact's push travel through a pile of layers.
@@ -51,8 +54,33 @@ pub struct ClothContacts {
     pub contacts: Vec<SelfContact>,
     /// The edge–edge contacts at free edges between different cloths, in the combined indices.
     pub edge_contacts: Vec<EdgeContact>,
-    /// The gap the contacts keep, m.
+    /// The largest gap a pair of cloths keeps, m: the detection band's base ([`widest_pair_gap`]).
     pub thickness: f32,
+    /// What each cloth, in query order, brings to the gap between it and another ([`pair_gap`]).
+    gaps: Vec<ClothGap>,
+}
+
+/// What one cloth brings to the gap kept between it and another cloth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClothGap {
+    /// The cloth's thickness, capped like self-collision's ([`self_collision_thickness`]), m.
+    pub thickness: f32,
+    /// The widest gap its edges allow: [`MAX_THICKNESS_PER_EDGE`] times its mean rest edge, m.
+    pub widest: f32,
+}
+
+/// The gap kept between a cloth and another: the larger thickness, at most the narrower of their widest gaps.
+/// A gap wider than about half an edge of the finer cloth holds neighbouring vertices of it on opposite sides of
+/// the other cloth's edges and triangles where the two cross, and each contact's push-out then tears it open
+/// (a stiff 5.6 cm-edge sheet on a coarse cloth 8 cm thick had edges at 5.7× their rest length).
+pub fn pair_gap(a: ClothGap, b: ClothGap) -> f32 {
+    a.thickness.max(b.thickness).min(a.widest).min(b.widest)
+}
+
+/// The largest [`pair_gap`] between two of `cloths`; 0 for fewer than two.
+pub fn widest_pair_gap(cloths: &[ClothGap]) -> f32 {
+    let pairs = cloths.iter().enumerate().flat_map(|(i, a)| cloths[i + 1..].iter().map(|b| pair_gap(*a, *b)));
+    pairs.fold(0.0, f32::max)
 }
 
 /// What the search reads of one cloth.
@@ -62,7 +90,7 @@ impl ClothContacts {
     /// Lays out the cloths end to end: particles at `x` and where the search sweeps them, triangles renumbered,
     /// and the thickness kept.
     fn gather<'a>(&mut self, cloths: impl Iterator<Item = Searched<'a>>, step: f32) {
-        let ClothContacts { cloths: layout, x, p, triangles, thickness, search, .. } = self;
+        let ClothContacts { cloths: layout, x, p, triangles, thickness, gaps, search, .. } = self;
         let SelfContactSearch { groups: owner, group_bands, .. } = search;
         layout.clear();
         owner.clear();
@@ -70,6 +98,7 @@ impl ClothContacts {
         x.clear();
         p.clear();
         triangles.clear();
+        gaps.clear();
         *thickness = 0.0;
         for (k, (entity, particles, mesh, stretch, material)) in cloths.enumerate() {
             let first = x.len() as u32;
@@ -81,8 +110,9 @@ impl ClothContacts {
             triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + first)));
             let own = self_collision_thickness(material.thickness, stretch.rest_length());
             group_bands.push(own * SelfCollision::DETECTION_MARGIN);
-            *thickness = thickness.max(own);
+            gaps.push(ClothGap { thickness: own, widest: mean_edge.map_or(own, |l| MAX_THICKNESS_PER_EDGE * l) });
         }
+        *thickness = widest_pair_gap(gaps);
     }
 }
 
@@ -127,7 +157,8 @@ pub fn project_cloth_contacts(
         return;
     }
     let start = Instant::now();
-    let ClothContacts { cloths: layout, x, p, w, triangles, contacts, edge_contacts, thickness, .. } = &mut *state;
+    let ClothContacts { cloths: layout, x, p, w, triangles, contacts, edge_contacts, thickness, gaps, search, .. } =
+        &mut *state;
     let fits = |particles: &Particles, count: u32| particles.len() == count as usize;
     if !layout.iter().all(|&(e, _, count)| cloths.get(e).is_ok_and(|c| fits(c, count))) {
         // a cloth came or went since the search: its indices are stale until the next step's
@@ -145,9 +176,19 @@ pub fn project_cloth_contacts(
             w.extend_from_slice(&particles.w);
         }
     }
+    let owner = &search.groups;
+    let gap = |i: usize, j: usize| {
+        match (owner.get(i), owner.get(j)) {
+            (Some(&a), Some(&b)) if a != b => {
+                gaps.get(a as usize).zip(gaps.get(b as usize)).map(|(a, b)| pair_gap(*a, *b))
+            }
+            _ => None,
+        }
+        .unwrap_or(*thickness)
+    };
     for _ in 0..params.iterations.clamp(1, MAX_PASSES) {
-        project_self_contacts(p, x, w, triangles, contacts, *thickness, 1.0);
-        project_edge_contacts(p, w, edge_contacts, *thickness);
+        project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0);
+        project_edge_contacts(p, w, edge_contacts, gap);
     }
     for &(entity, first, count) in layout.iter() {
         if let Ok(mut particles) = cloths.get_mut(entity) {
@@ -155,4 +196,26 @@ pub fn project_cloth_contacts(
         }
     }
     timings.add(PbdStage::Project, start);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gap_between_two_cloths_is_the_larger_thickness_within_half_the_finer_edge() {
+        let cloth = |thickness, edge: f32| ClothGap { thickness, widest: MAX_THICKNESS_PER_EDGE * edge };
+        // alike: their thickness
+        assert_eq!(pair_gap(cloth(0.01, 0.05), cloth(0.01, 0.05)), 0.01);
+        // a thin cloth against a thicker one keeps the thicker one's gap, either way round
+        assert_eq!(pair_gap(cloth(0.001, 0.05), cloth(0.02, 0.2)), 0.02);
+        assert_eq!(pair_gap(cloth(0.02, 0.2), cloth(0.001, 0.05)), 0.02);
+        // a fine sheet (5.6 cm edges) against a coarse cloth 8.1 cm thick: half the fine edge
+        let gap = pair_gap(cloth(0.001, 0.056), cloth(0.081, 0.195));
+        assert!((gap - 0.028).abs() < 1e-6, "{gap}");
+        // the band covers every pair, and the fine sheet lowers it only where it takes part
+        let cloths = [cloth(0.001, 0.056), cloth(0.081, 0.195), cloth(0.035, 0.11)];
+        assert_eq!(widest_pair_gap(&cloths), 0.055);
+        assert_eq!(widest_pair_gap(&cloths[..1]), 0.0);
+    }
 }

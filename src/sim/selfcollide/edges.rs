@@ -203,16 +203,23 @@ pub fn closest_parameters([a0, a1]: [Vec3; 2], [b0, b1]: [Vec3; 2]) -> Option<(f
 }
 
 /// One Gauss–Seidel pass over `contacts` on the predictions `p` with inverse masses `w`: where
-/// C = n·(a(s) − b(t)) − h' < 0, with h' = min(h, max(start gap, 0) + [`DEPENETRATION_PER_STEP`]·h), moves the
-/// four corners by PBD eq. (8)–(9). Skips contacts with an index out of range or zero total weight.
-pub fn project_edge_contacts(p: &mut [Vec3], w: &[f32], contacts: &[EdgeContact], thickness: f32) {
+/// C = n·(a(s) − b(t)) − h' < 0, with h' = min(h, max(start gap, 0) + [`DEPENETRATION_PER_STEP`]·h) and
+/// h = `thickness(a₀, b₀)`, moves the four corners by PBD eq. (8)–(9). Skips contacts with an index out of range
+/// or zero total weight.
+pub fn project_edge_contacts(
+    p: &mut [Vec3],
+    w: &[f32],
+    contacts: &[EdgeContact],
+    thickness: impl Fn(usize, usize) -> f32,
+) {
     let n = p.len().min(w.len());
     for c in contacts {
         let ([a0, a1], [b0, b1]) = (c.a.map(|i| i as usize), c.b.map(|i| i as usize));
         if [a0, a1, b0, b1].iter().any(|&i| i >= n) {
             continue;
         }
-        let gap = thickness.min(c.start_gap.max(0.0) + DEPENETRATION_PER_STEP * thickness);
+        let h = thickness(a0, b0);
+        let gap = h.min(c.start_gap.max(0.0) + DEPENETRATION_PER_STEP * h);
         let value = c.normal.dot(p[a0].lerp(p[a1], c.s) - p[b0].lerp(p[b1], c.t)) - gap;
         if value.is_nan() || value >= 0.0 {
             continue;
@@ -299,7 +306,7 @@ mod tests {
         let momentum_before = momentum(&p);
         let crossing: Vec<_> = contacts.iter().filter(|c| c.a == [0, 1]).copied().collect();
         for _ in 0..4 {
-            project_edge_contacts(&mut p, &w, &crossing, h);
+            project_edge_contacts(&mut p, &w, &crossing, |_, _| h);
         }
         let mid = |q: &[Vec3], [i, j]: [usize; 2]| (q[i] + q[j]) / 2.0;
         let gap = (mid(&p, [0, 1]) - mid(&p, [2, 3])).z;

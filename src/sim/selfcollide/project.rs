@@ -30,17 +30,18 @@ pub fn project_self_contacts(
     thickness: f32,
     k: f32,
 ) {
-    project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, thickness, k);
+    project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, |_, _| thickness, k);
 }
 
-/// [`project_self_contacts`] on the predictions and inverse masses of `particles`.
+/// [`project_self_contacts`] on the predictions and inverse masses of `particles`, with the thickness h kept
+/// between a vertex and a triangle given by `thickness(vertex, first corner)` (cloths of different thickness).
 #[inline(always)]
 pub fn project_self_contacts_on(
     particles: &mut impl ParticleAccess,
     x: &[Vec3],
     triangles: &[[u32; 3]],
     contacts: &[SelfContact],
-    thickness: f32,
+    thickness: impl Fn(usize, usize) -> f32,
     k: f32,
 ) {
     if k.is_nan() || k <= 0.0 {
@@ -59,7 +60,8 @@ pub fn project_self_contacts_on(
         let Some(normal) = unit_normal([p1, p2, p3]) else { continue };
         let g = if c.side < 0.0 { -normal } else { normal };
         let start_gap = (x[q] - x[i1]).dot(g);
-        let gap = thickness.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * thickness);
+        let h = thickness(q, i1);
+        let gap = h.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * h);
         let value = (pq - p1).dot(g) - gap;
         if value.is_nan() || value >= 0.0 {
             continue; // satisfied
