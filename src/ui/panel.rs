@@ -353,8 +353,9 @@ fn tearing(ui: &mut egui::Ui, p: &mut SimParams) {
              came from (eq. 12–13), found with a spatial hash each step.",
         );
         ui.checkbox(&mut p.cloth_collision, "cloth against cloth").on_hover_text(
-            "The same constraint between different cloths: every cloth's vertices keep the larger thickness from \
-             every other cloth's triangles, found with the same hash, untangled the same way.",
+            "The same constraint between different cloths: every cloth's vertices keep the larger of two cloths' \
+             thicknesses (at most half the finer cloth's edge) from every other cloth's triangles, found with the \
+             same hash, untangled the same way.",
         );
         ui.checkbox(&mut p.untangle, "untangle").on_hover_text(
             "Where the cloth already passes through itself, release the contacts that hold the smaller side \
