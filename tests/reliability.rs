@@ -33,3 +33,28 @@ fn a_thickness_far_above_the_edge_length_is_capped_for_self_collision() {
     assert_eq!(report.self_intersections, 0, "the sheet passed through itself");
     assert!(report.max_stretch < 2.5, "edges stretched to {} times their length", report.max_stretch + 1.0);
 }
+
+/// A grid of long thin cells (1.4 mm × 11 cm) asked for a 3 cm thickness with self-collision, over a sphere.
+/// Capped at half the *mean* edge (3.7 cm, 26 times the short edges) the band made every vertex a contact of
+/// its neighbours' triangles across the short edges: edges at 10× their length, 720 edges through the cloth.
+/// Capped at half the vertex spacing (each vertex's shortest edge), it hangs as it does without self-collision.
+#[test]
+fn a_mesh_of_long_thin_cells_caps_its_thickness_by_the_short_edges() {
+    let scene = r#"(
+        name: "thin_cells",
+        params: (self_collision: true),
+        cloths: [(
+            name: "c",
+            shape: Grid(cols: 80, rows: 4, width: 0.112, depth: 0.44),
+            placement: (translation: (0.0, 0.5, 0.0)),
+            pins: [Corners],
+            material: (thickness: 0.03),
+        )],
+        colliders: [(shape: Plane), (shape: Sphere(radius: 0.05), placement: (translation: (0.0, 0.35, 0.0)))],
+    )"#;
+    let report = headless::run(preset::parse(scene.as_bytes(), "thin_cells.ron").unwrap(), 120).unwrap();
+    assert!(report.finite);
+    assert_eq!(report.self_intersections, 0, "the sheet passed through itself");
+    assert!(report.max_stretch < 2.5, "edges stretched to {} times their length", report.max_stretch + 1.0);
+    assert!(report.max_speed < 1.0, "still moving at {} m/s after 2 s", report.max_speed);
+}

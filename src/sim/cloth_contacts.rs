@@ -12,7 +12,7 @@
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
 //! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
 //! cloths. The gap kept between two cloths is the larger of their thicknesses (each capped like
-//! self-collision's), at most [`MAX_THICKNESS_PER_EDGE`] times the finer cloth's mean rest edge ([`pair_gap`]).
+//! self-collision's), at most [`MAX_THICKNESS_PER_EDGE`] times the finer cloth's vertex spacing ([`pair_gap`]).
 //! Each cloth's triangles enter the hash grown by their own thickness only, so a fine cloth next to a thick one
 //! does not fill the hash's cells with its own triangles (`SelfContactSearch::group_bands`).
 //!
@@ -65,7 +65,7 @@ pub struct ClothContacts {
 pub struct ClothGap {
     /// The cloth's thickness, capped like self-collision's ([`self_collision_thickness`]), m.
     pub thickness: f32,
-    /// The widest gap its edges allow: [`MAX_THICKNESS_PER_EDGE`] times its mean rest edge, m.
+    /// The widest gap its edges allow: [`MAX_THICKNESS_PER_EDGE`] times its vertex spacing (mean shortest edge), m.
     pub widest: f32,
 }
 
@@ -108,9 +108,10 @@ impl ClothContacts {
             x.extend_from_slice(&particles.x);
             p.extend(particles.x.iter().zip(&particles.v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
             triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + first)));
-            let own = self_collision_thickness(material.thickness, stretch.rest_length());
+            let spacing = stretch.mean_shortest_edge();
+            let own = self_collision_thickness(material.thickness, spacing);
             group_bands.push(own * SelfCollision::DETECTION_MARGIN);
-            gaps.push(ClothGap { thickness: own, widest: mean_edge.map_or(own, |l| MAX_THICKNESS_PER_EDGE * l) });
+            gaps.push(ClothGap { thickness: own, widest: spacing.map_or(own, |l| MAX_THICKNESS_PER_EDGE * l) });
         }
         *thickness = widest_pair_gap(gaps);
     }

@@ -352,7 +352,7 @@ pub const THICKNESS: Knob = Knob {
     default: 0.01,
     section: "§3.4, §4.3 eq. (12)",
     doc: "Cloth thickness h: the gap kept to colliders and, with self-collision, between layers (there at most \
-          half the mean edge length).",
+          half the spacing of the cloth's vertices, each vertex's shortest edge).",
 };
 
 #[cfg(test)]

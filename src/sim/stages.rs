@@ -150,7 +150,7 @@ pub fn generate_collisions(
             step_end.clear();
             let mean_edge = mean_rest_length(stretch.rest_length());
             step_end.extend(x.iter().zip(v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
-            *thickness = self_collision_thickness(material.thickness, stretch.rest_length());
+            *thickness = self_collision_thickness(material.thickness, stretch.mean_shortest_edge());
             let band = *thickness * SelfCollision::DETECTION_MARGIN;
             find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
             if params.untangle {

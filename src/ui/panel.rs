@@ -279,11 +279,12 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
         if p.self_collision
             && let Ok(cloth) = cloths.get(shown)
         {
-            let kept = self_collision_thickness(m.thickness, cloth.3.rest_length());
+            let kept = self_collision_thickness(m.thickness, cloth.3.mean_shortest_edge());
             if kept < m.thickness {
                 ui.label(format!("self-collision keeps {:.1} mm", kept * 1000.0)).on_hover_text(
-                    "Self-collision keeps at most half the cloth's mean edge length: a thicker band would make \
-                     every vertex touch its neighbours' triangles. Colliders keep the full thickness.",
+                    "Self-collision keeps at most half the spacing of the cloth's vertices (the mean of each vertex's \
+                     shortest edge): a thicker band would make every vertex touch its neighbours' triangles. \
+                     Colliders keep the full thickness.",
                 );
             }
         }

@@ -122,15 +122,17 @@ pub struct SelfContact {
     pub side: f32,
 }
 
-/// Largest self-collision thickness, in units of the cloth's mean rest edge length: a band wider than about half
-/// an edge makes every vertex a contact of its neighbours' triangles, which only fight the stretch constraints
-/// and multiply the search's work.
+/// Largest self-collision thickness, in units of the spacing of the cloth's vertices (the mean of each vertex's
+/// shortest rest edge): a band wider than about half that spacing makes every vertex a contact of its
+/// neighbours' triangles, which only fight the stretch constraints and multiply the search's work. The spacing,
+/// not the mean edge, because on a mesh of long thin cells the mean edge is many times the short edges.
 pub const MAX_THICKNESS_PER_EDGE: f32 = 0.5;
 
 /// The thickness h self-collision keeps (§4.3, eq. (12)): the material's `thickness`, at most
-/// [`MAX_THICKNESS_PER_EDGE`] times the mean of the positive `rest_lengths`.
-pub fn self_collision_thickness(thickness: f32, rest_lengths: &[f32]) -> f32 {
-    mean_rest_length(rest_lengths).map_or(thickness, |l| thickness.min(MAX_THICKNESS_PER_EDGE * l))
+/// [`MAX_THICKNESS_PER_EDGE`] times the cloth's vertex spacing `shortest_edge`
+/// ([`StretchConstraints::mean_shortest_edge`](crate::sim::cloth::StretchConstraints::mean_shortest_edge)).
+pub fn self_collision_thickness(thickness: f32, shortest_edge: Option<f32>) -> f32 {
+    shortest_edge.map_or(thickness, |l| thickness.min(MAX_THICKNESS_PER_EDGE * l))
 }
 
 /// How far one step's self-collision search sweeps a vertex at most, in mean rest edges. A vertex faster than
@@ -174,12 +176,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_thickness_is_at_most_half_the_mean_edge() {
-        // edges of 1 and 2 cm (and a degenerate one, ignored): mean 1.5 cm, cap 7.5 mm
-        let rest = [0.01, 0.02, 0.0];
-        assert_eq!(self_collision_thickness(0.005, &rest), 0.005);
-        assert!((self_collision_thickness(0.045, &rest) - 0.0075).abs() < 1e-7);
-        assert_eq!(self_collision_thickness(0.02, &[]), 0.02);
+    fn the_thickness_is_at_most_half_the_vertex_spacing() {
+        assert_eq!(self_collision_thickness(0.005, Some(0.015)), 0.005);
+        assert!((self_collision_thickness(0.045, Some(0.015)) - 0.0075).abs() < 1e-7);
+        assert_eq!(self_collision_thickness(0.02, None), 0.02);
     }
 
     #[test]
