@@ -142,7 +142,6 @@ impl BendConstraints {
     }
 }
 
-/// The constraints (and their rest values) whose particles are distinct and below `vertex_count`.
 /// See [`StretchConstraints::mean_shortest_edge`].
 fn mean_shortest_edge(edges: &[[u32; 2]], rest_length: &[f32], vertex_count: usize) -> Option<f32> {
     let mut shortest = vec![f32::INFINITY; vertex_count];
@@ -156,6 +155,7 @@ fn mean_shortest_edge(edges: &[[u32; 2]], rest_length: &[f32], vertex_count: usi
     (count > 0).then(|| (sum / count as f64) as f32)
 }
 
+/// The constraints (and their rest values) whose particles are distinct and below `vertex_count`.
 fn keep_valid<const N: usize, R: Copy>(
     constraints: Vec<[u32; N]>,
     rest: Vec<R>,
