@@ -165,6 +165,7 @@ knob_checks! {
     restitution => RESTITUTION, within -> f32;
     tear_threshold => TEAR_THRESHOLD, within -> f32;
     pressure => PRESSURE, within -> f32;
+    tether_slack => TETHER_SLACK, within -> f32;
     stretch_stiffness => STRETCH_STIFFNESS, within -> f32;
     bend_stiffness => BEND_STIFFNESS, within -> f32;
     density => DENSITY, positive -> f32;

@@ -88,6 +88,9 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
         tethers: rng.random_bool(0.5),
         tether_lengths: if rng.random_bool(0.5) { TetherLengths::Geodesic } else { TetherLengths::Euclidean },
         solver: if rng.random_bool(0.5) { Solver::Pbd } else { Solver::Xpbd },
+        // from a generator of its own, seeded by the next value without taking it: the draws after it stay the
+        // same (see `cloth_collision`)
+        tether_slack: wild(&mut SmallRng::seed_from_u64(rng.clone().random()), &knobs::TETHER_SLACK),
     }
 }
 

@@ -1,12 +1,15 @@
 //! Long-range attachments hold a hanging sheet at one iteration of one substep, where PBD alone stretches it
-//! (Kim et al. 2012); they follow the pins when Shift+click changes them, and cost nothing when off.
+//! (Kim et al. 2012); they follow the pins when Shift+click changes them, hang from a body only where no pin
+//! holds the cloth, and cost nothing when off.
 
 use bevy::prelude::*;
 use drape::bench::grid_distance;
 use drape::headless::{self, headless_app};
 use drape::input::drag::toggle_pin;
 use drape::scene::desc::{PinSelector, SceneDesc};
-use drape::sim::cloth::{Attachments, Particles, Tethers};
+use drape::scene::preset;
+use drape::sim::cloth::{Attachments, BodyAttachments, Particles, Tethers};
+use drape::sim::constraints::tether::TetherSet;
 
 /// A 64×64 sheet hanging from its whole top row, 1 iteration × 1 substep at 60 Hz.
 fn curtain(tethers: bool) -> SceneDesc {
@@ -57,4 +60,30 @@ fn switched_off_they_leave_no_tethers() {
     app.update();
     let world = app.world_mut();
     assert!(world.query::<&Tethers>().single(world).unwrap().set.is_empty());
+}
+
+/// The tethers of the `tearing` curtain after one update, and the vertices its cube holds.
+fn tearing_tethers(pinned: bool) -> (TetherSet, Vec<u32>) {
+    let mut desc = preset::load("tearing").unwrap();
+    if !pinned {
+        desc.cloths[0].pins.clear();
+    }
+    let mut app = headless_app(desc);
+    app.update();
+    let world = app.world_mut();
+    let (tethers, held) = world.query::<(&Tethers, &BodyAttachments)>().single(world).unwrap();
+    (tethers.set.clone(), held.0.iter().map(|a| a.vertex).collect())
+}
+
+#[test]
+fn a_body_anchors_tethers_only_where_no_pin_holds_the_cloth() {
+    // pinned along its top row and held by the cube: the cube's holds would pull the rows between them apart
+    let (set, held) = tearing_tethers(true);
+    assert!(!held.is_empty() && set.len() > 4000, "{} tethers, {} held", set.len(), held.len());
+    assert!(held.iter().all(|v| !set.anchor.contains(v)), "a held vertex anchors a pinned cloth");
+    let own = |v: u32| set.start[v as usize]..set.start[v as usize + 1];
+    assert!(held.iter().all(|&v| own(v).is_empty()), "a held vertex is tethered: the body holds it");
+    // held by the cube alone: the cube's holds are the anchors
+    let (set, held) = tearing_tethers(false);
+    assert!(set.len() > 4000 && set.anchor.iter().all(|v| held.contains(v)), "{} tethers", set.len());
 }

@@ -266,6 +266,19 @@ pub const PRESSURE: Knob = Knob {
     doc: "A balloon's volume is held at k_pressure times its rest volume V0.",
 };
 
+/// Tether slack.
+pub const TETHER_SLACK: Knob = Knob {
+    name: "tether_slack",
+    label: "tether slack",
+    unit: "",
+    min: 0.0,
+    max: 1.0,
+    default: 0.0,
+    section: "Kim et al. 2012",
+    doc: "How much further than its rest distance a tether lets a vertex go, as a fraction of that distance \
+          (0: never further). Within the slack the cloth stretches as the constraints let it.",
+};
+
 /// k_stretch.
 pub const STRETCH_STIFFNESS: Knob = Knob {
     name: "stretch_stiffness",

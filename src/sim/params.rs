@@ -94,6 +94,10 @@ pub struct SimParams {
     pub tethers: bool,
     /// How a tether's rest length is measured. Default [`TetherLengths::Geodesic`].
     pub tether_lengths: TetherLengths,
+    /// How much further than its rest length a tether lets its vertex go, as a fraction of it:
+    /// [`knobs::TETHER_SLACK`].
+    #[serde(deserialize_with = "crate::validate::tether_slack")]
+    pub tether_slack: f32,
     /// Cloth against cloth: every cloth's vertices kept off every other cloth's triangles
     /// ([`cloth_contacts`](super::cloth_contacts)). Default off.
     pub cloth_collision: bool,
@@ -124,6 +128,7 @@ impl Default for SimParams {
             parallel: true,
             tethers: false,
             tether_lengths: TetherLengths::Geodesic,
+            tether_slack: knobs::TETHER_SLACK.default,
             cloth_collision: false,
             solver: Solver::Pbd,
         }
@@ -143,6 +148,7 @@ impl SimParams {
         knobs::RESTITUTION,
         knobs::TEAR_THRESHOLD,
         knobs::PRESSURE,
+        knobs::TETHER_SLACK,
     ];
     /// The vector knobs.
     pub const VECTOR_KNOBS: &[knobs::VectorKnob] = &[knobs::GRAVITY, knobs::WIND];
@@ -163,6 +169,7 @@ impl SimParams {
             restitution: knobs::RESTITUTION.clamp(self.restitution),
             tear_threshold: knobs::TEAR_THRESHOLD.clamp(self.tear_threshold),
             pressure: knobs::PRESSURE.clamp(self.pressure),
+            tether_slack: knobs::TETHER_SLACK.clamp(self.tether_slack),
             ..self.clone()
         }
     }

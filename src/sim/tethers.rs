@@ -32,30 +32,46 @@ pub fn refresh_tethers(
         if tethers.is_current(params.tether_lengths, shape, attached_now.clone()) {
             continue;
         }
-        let mut anchors: Vec<u32> = attached_now.collect();
-        let attached = anchors.len();
-        anchors.sort_unstable();
-        anchors.dedup();
-        let is_free = |v: usize| anchors.binary_search(&(v as u32)).is_err();
+        let mut attached: Vec<u32> = attached_now.collect();
+        let attached_count = attached.len();
+        attached.sort_unstable();
+        attached.dedup();
+        let is_free = |v: usize| attached.binary_search(&(v as u32)).is_err();
+        // A body moves however the cloth and the world push it, so its distance from a pin is not bounded by the
+        // rest shape: tethered to both, the cloth would take all of the stretch between them on the one row where
+        // their reaches meet (docs/solvers.md). A body's holds anchor only a cloth nothing else holds.
+        let anchors = if attachments.0.is_empty() {
+            attached.clone()
+        } else {
+            let mut pinned: Vec<u32> = attachments.0.iter().map(|a| a.vertex).collect();
+            pinned.sort_unstable();
+            pinned.dedup();
+            pinned
+        };
         let edges = (stretch.edges(), stretch.rest_length());
         let rule = (params.tether_lengths, Some(tethers.rest.as_slice()));
         let set = TetherSet::build(particles.len(), edges, (&anchors, TETHERS_PER_VERTEX), rule, is_free);
         let tethers = &mut *tethers;
         tethers.set = set;
-        tethers.built_for = Some(TetherSource { lengths: params.tether_lengths, shape, attached, anchors });
+        tethers.built_for =
+            Some(TetherSource { lengths: params.tether_lengths, shape, attached: attached_count, anchors: attached });
     }
 }
 
 /// After the iterations of lines (9)–(11) in every substep: each free vertex back within its tethers' reach
 /// (timed with the projection).
-pub fn project_tethers(mut cloths: Query<(&mut Particles, &Tethers)>, mut timings: ResMut<StageTimings>) {
+pub fn project_tethers(
+    mut cloths: Query<(&mut Particles, &Tethers)>,
+    params: Res<SimParams>,
+    mut timings: ResMut<StageTimings>,
+) {
     for (mut particles, tethers) in &mut cloths {
         if tethers.set.is_empty() {
             continue;
         }
         let start = Instant::now();
         let Particles { p, w, .. } = &mut *particles;
-        tethers.set.project(p, w);
+        tethers.set.project(p, w, params.tether_slack);
         timings.add(PbdStage::Project, start);
     }
 }

@@ -62,7 +62,7 @@ pub fn scene(seed: u64) -> SceneDesc {
     desc
 }
 
-/// The options added after the soak's first figures (tethers, then XPBD), drawn from a generator of their own,
+/// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack), drawn from a generator of their own,
 /// each after the ones before, so that every seed still draws the scenes it drew before, with these on top.
 fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
@@ -82,6 +82,7 @@ fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     for cloth in &mut desc.cloths {
         cloth.material.volume_compliance = compliance_value(rng, &knobs::VOLUME_COMPLIANCE);
     }
+    desc.params.tether_slack = if rng.random_bool(0.5) { 0.0 } else { knob_value(rng, &knobs::TETHER_SLACK) };
 }
 
 /// A compliance of `knob`: zero, its ends, or log-uniform over eight decades below its maximum.
@@ -417,6 +418,7 @@ mod tests {
         let mut plain = scene(7);
         plain.params.tethers = false;
         plain.params.tether_lengths = TetherLengths::Geodesic;
+        plain.params.tether_slack = 0.0;
         (plain.params.solver, plain.params.cloth_collision) = (Solver::Pbd, false);
         plain.cloths.iter_mut().for_each(|c| c.tethers = None);
         let rng = &mut SmallRng::seed_from_u64(7);

@@ -236,6 +236,7 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
                 ui.radio_value(&mut p.tether_lengths, TetherLengths::Geodesic, "geodesic");
                 ui.radio_value(&mut p.tether_lengths, TetherLengths::Euclidean, "euclidean");
             });
+            knob(ui, &mut p.tether_slack, &knobs::TETHER_SLACK, false);
         }
     });
 }

@@ -85,10 +85,11 @@ impl TetherSet {
         set
     }
 
-    /// Projects every tether once: a free vertex further than L from its anchor goes back onto the sphere of
-    /// radius L around it (stiffness 1: the constraint is an upper bound, never a spring). Returns how many
-    /// tethers were stretched. Allocates nothing.
-    pub fn project(&self, p: &mut [Vec3], w: &[f32]) -> usize {
+    /// Projects every tether once: a free vertex further than L · (1 + `slack`) from its anchor goes back onto
+    /// the sphere of that radius around it (stiffness 1: the constraint is an upper bound, never a spring).
+    /// Returns how many tethers were stretched. Allocates nothing.
+    pub fn project(&self, p: &mut [Vec3], w: &[f32], slack: f32) -> usize {
+        let reach_scale = 1.0 + slack;
         let mut stretched = 0;
         let (anchors, lengths) = (&self.anchor[..], &self.length[..self.anchor.len().min(self.length.len())]);
         for (v, range) in self.start.windows(2).enumerate() {
@@ -97,7 +98,8 @@ impl TetherSet {
             }
             let range = range[0] as usize..range[1] as usize;
             let (Some(tethers), Some(reach)) = (anchors.get(range.clone()), lengths.get(range)) else { continue };
-            for (&a, &length) in tethers.iter().zip(reach) {
+            for (&a, &rest) in tethers.iter().zip(reach) {
+                let length = rest * reach_scale;
                 let Some(&anchor) = p.get(a as usize) else { continue };
                 let d = p[v] - anchor;
                 // most tethers are slack: compare squares, take the root only for a stretched one
@@ -213,9 +215,18 @@ mod tests {
         let set = TetherSet { start: vec![0, 0, 1, 2], anchor: vec![0, 0], length: vec![1.0, 5.0] };
         let mut p = vec![Vec3::ZERO, Vec3::new(3.0, 0.0, 0.0), Vec3::new(0.0, 2.0, 0.0)];
         let w = [0.0, 1.0, 1.0];
-        assert_eq!(set.project(&mut p, &w), 1);
+        assert_eq!(set.project(&mut p, &w, 0.0), 1);
         assert_eq!(p[1], Vec3::X);
         assert_eq!(p[2], Vec3::new(0.0, 2.0, 0.0));
         assert_eq!(p[0], Vec3::ZERO, "the anchor never moves");
+    }
+
+    #[test]
+    fn slack_lets_a_vertex_go_that_much_further_and_no_further() {
+        let set = TetherSet { start: vec![0, 0, 1, 2], anchor: vec![0, 0], length: vec![1.0, 1.0] };
+        let mut p = vec![Vec3::ZERO, Vec3::new(1.05, 0.0, 0.0), Vec3::new(0.0, 3.0, 0.0)];
+        assert_eq!(set.project(&mut p, &[0.0, 1.0, 1.0], 0.1), 1, "1.05 m is within 1.1 m; 3 m is not");
+        assert_eq!(p[1], Vec3::new(1.05, 0.0, 0.0));
+        assert!((p[2] - Vec3::new(0.0, 1.1, 0.0)).length() < 1e-6, "{}", p[2]);
     }
 }
