@@ -62,8 +62,9 @@ pub fn scene(seed: u64) -> SceneDesc {
     desc
 }
 
-/// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack), drawn from a generator of their own,
-/// each after the ones before, so that every seed still draws the scenes it drew before, with these on top.
+/// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack), drawn from a
+/// generator of their own, each after the ones before, so that every seed still draws the scenes it drew before,
+/// with these on top.
 fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
     desc.params.tethers = rng.random_bool(0.3);
