@@ -10,6 +10,7 @@
 use bevy::math::{Vec3, Vec4};
 
 use super::contact::{Contact, ContactKind};
+use super::pinch::share_pinches;
 use super::swept::{GrownShape, SurfaceHit, SweptCollider};
 use crate::sim::constraints::access::ParticleAccess;
 use crate::sim::parallel::SliceOutputs;
@@ -34,7 +35,8 @@ pub struct SliceContacts {
 /// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
 /// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
 /// and each slice, then each block of 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider
-/// whose swept bounds cannot reach the box around its rays.
+/// whose swept bounds cannot reach the box around its rays. A vertex pinched between two facing colliders gets
+/// contacts that share the overlap ([`share_pinches`]).
 pub fn generate_contacts(
     particles: (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
@@ -45,6 +47,7 @@ pub fn generate_contacts(
     out.clear();
     let probe = |collider: &SweptCollider, grown: &GrownShape, x: Vec3, p: Vec3| collider.contact(grown, x, p);
     find_contacts(particles, colliders, (margin, dt), search, probe, out);
+    share_pinches(out);
 }
 
 /// After the projection loop: the free vertices that the stretch, bending or volume constraints pulled into a

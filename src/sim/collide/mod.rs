@@ -5,6 +5,7 @@
 pub mod contact;
 pub mod contacts;
 pub mod general;
+pub mod pinch;
 pub mod response;
 pub mod shapes;
 pub mod swept;
