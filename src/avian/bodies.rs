@@ -21,6 +21,7 @@ use bevy::prelude::*;
 
 use crate::sim::cloth::{Collider, HostedBody};
 use crate::sim::collide::{ColliderMotion, ColliderShape};
+use crate::sim::integrate::MAX_SPEED;
 use crate::sim::plugin::{ClothStep, ClothStepSystems};
 use crate::sim::rigid::RigidBody;
 use crate::sim::{SimClock, SimParams};
@@ -152,17 +153,23 @@ fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
 /// (Avian adds it). A free body is placed one step of them back from where the step left it, so that Avian's
 /// step, which moves it by them, brings it back where the cloth holds it; a body touching another Avian
 /// collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
-/// of its fall back to it), and loses spin at [`ROLLING_DAMPING`].
+/// of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
+/// substep's impulses come after its move's cap, and a touching body's step would carry it at whatever they left.
 fn hand_to_avian(
-    mut twins: Query<(TwinView, &CollidingEntities, &mut HostedBody)>,
+    mut twins: Query<(TwinView, &Collider, &CollidingEntities, &mut HostedBody)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {
     let step = clock.step_dt;
     let rolling = 1.0 / (1.0 + ROLLING_DAMPING * step);
-    for ((body, mut pose, ((mut position, mut rotation), (mut linear, mut angular))), touching, mut hosted) in
-        &mut twins
+    for (
+        (mut body, mut pose, ((mut position, mut rotation), (mut linear, mut angular))),
+        collider,
+        touching,
+        mut hosted,
+    ) in &mut twins
     {
+        body.cap_speed_of(MAX_SPEED, &collider.shape);
         hosted.cloth_pose = *pose;
         linear.0 = body.velocity - params.gravity * step;
         if touching.is_empty() {

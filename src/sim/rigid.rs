@@ -106,6 +106,11 @@ impl RigidBody {
         self.angular_velocity = self.angular_velocity.clamp_length_max(max_speed / reach.max(1e-3));
     }
 
+    /// [`Self::cap_speed`] for a body of `shape`, whose points lie within its reach.
+    pub fn cap_speed_of(&mut self, max_speed: f32, shape: &ColliderShape) {
+        self.cap_speed(max_speed, shape.placed(&Transform::IDENTITY).reach());
+    }
+
     /// Velocity of the body's material point at world point `at`.
     pub fn point_velocity(&self, pose: &Transform, at: Vec3) -> Vec3 {
         self.velocity + self.angular_velocity.cross(at - pose.translation)

@@ -98,7 +98,7 @@ pub fn move_bodies(
     let rest_speed = resting_speed(&params, clock.dt);
     for (collider, mut body, mut pose, mut previous, hosted) in &mut bodies {
         previous.0 = *pose;
-        body.cap_speed(integrate::MAX_SPEED, collider.shape.placed(&Transform::IDENTITY).reach());
+        body.cap_speed_of(integrate::MAX_SPEED, &collider.shape);
         body.integrate(&mut pose, clock.dt);
         for (plane, at) in fixed.iter().filter(|_| !hosted) {
             if plane.shape == ColliderShape::Plane && plane.motion == ColliderMotion::Static {
