@@ -77,6 +77,27 @@ fn a_sheet_pinched_under_a_box_rests_between_it_and_the_ground() {
     assert!((0.0..0.005).contains(&lowest), "the pinched vertices rest at y = {lowest}, not between 0 and 5 mm");
 }
 
+#[test]
+fn a_towel_over_a_box_comes_to_rest() {
+    // hanging down both sides, the towel's tension holds it against the box's two top edges
+    let scene = r#"(
+        name: "towel",
+        params: (iterations: 8, substeps: 4),
+        cloths: [(
+            name: "towel",
+            shape: Grid(cols: 6, rows: 30, width: 0.3, depth: 1.2),
+            placement: (translation: (0.0, 1.0, 0.0), rotation_degrees: (0.0, 90.0, 0.0)),
+        )],
+        colliders: [
+            (shape: Plane),
+            (shape: Box(half_extents: (0.1, 0.05, 0.4)), placement: (translation: (0.0, 0.94, 0.0))),
+        ],
+    )"#;
+    let report = assert_sheet_holds_together(scene, 600);
+    assert!(report.max_speed < 0.05, "still moving at {} m/s after 10 s", report.max_speed);
+    assert!(report.min_collider_distance > 0.0, "{} m inside the box", -report.min_collider_distance);
+}
+
 /// Runs `scene` headless for `frames` steps and asserts that its sheet stayed finite, never passed through
 /// itself and kept every edge below 2.5× its rest length.
 fn assert_sheet_holds_together(scene: &str, frames: u32) -> headless::HeadlessReport {

@@ -31,8 +31,9 @@ pub struct SliceContacts {
 }
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
-/// the collider grown by `margin` during the substep of length `dt`, or lies inside it, ordered by collider,
-/// then vertex. Vertices with w = 0 are skipped. The vertices are searched in slices (shared by the compute
+/// the collider grown by `margin` during the substep of length `dt`, lies inside it or starts on a still one's
+/// surface ([`Shape::contact`](super::shapes::Shape::contact)), ordered by collider, then vertex. Vertices with
+/// w = 0 are skipped. The vertices are searched in slices (shared by the compute
 /// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
 /// and each slice, then each block of 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider
 /// whose swept bounds cannot reach the box around its rays. A vertex pinched between two facing colliders gets
@@ -473,6 +474,27 @@ mod tests {
         assert!((contacts[0].moved - Vec3::new(0.0, 0.2, -0.1)).length() < 1e-6);
         // m (Δp/Δt + Δv) with m = 1/2, Δt = 0.1
         assert!((contacts[0].momentum_given(0.5, 0.1) - Vec3::new(0.0, 1.0, -0.5)).length() < 1e-5);
+    }
+
+    #[test]
+    fn a_vertex_resting_on_a_still_collider_keeps_its_plane() {
+        // the vertex starts on a box's top (μ = 1) and its ray leaves it; the cloth then pulls it 5 cm in and 2 cm
+        // along: the still box pushes it out and holds the slip, a moving one leaves it to the next substep
+        let block =
+            Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
+        let pose = |x: f32| bevy::math::Isometry3d::from_translation(Vec3::new(x, -0.5, 0.0));
+        let still = SweptCollider::fixed(block.transformed(&pose(0.0)), 1.0, 0.0);
+        let moving = SweptCollider::new(block, pose(0.0), pose(0.001), 1.0, 0.0);
+        let x = [Vec3::ZERO];
+        for (collider, ends_at) in [(still, Vec3::ZERO), (moving, Vec3::new(0.02, -0.05, 0.0))] {
+            let mut contacts = Vec::new();
+            let (search, v, w) = (&mut SliceOutputs::default(), [Vec3::ZERO], [1.0]);
+            let predicted = [Vec3::new(0.01, 0.02, 0.0)];
+            generate_contacts((&x, &predicted, &v, &w), &[collider], (0.0, 0.01), (search, false), &mut contacts);
+            let mut p = [Vec3::new(0.02, -0.05, 0.0)];
+            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
+            assert!((p[0] - ends_at).length() < 1e-5, "{} instead of {ends_at}", p[0]);
+        }
     }
 
     #[test]

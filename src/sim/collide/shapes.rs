@@ -1,5 +1,10 @@
 //! Collision shapes in world space with the queries §3.4 needs: does the ray x→p enter the shape (entry point
 //! q_c and normal n_c), and the closest surface point q_s with its normal for the static fallback.
+//!
+//! One case §3.4 leaves open: a vertex that starts on the surface and whose ray leaves it (or runs along it)
+//! gets no constraint, so the stretch and bending constraints can pull it straight through the surface within
+//! the step — cloth held round an edge by tension goes in, is pushed out by the next step's fallback, and the
+//! velocity update keeps both moves. Such a vertex keeps the surface's plane at its start as a resting contact.
 
 use bevy::math::{Isometry3d, Quat, Vec2, Vec3};
 
@@ -58,6 +63,11 @@ pub enum Shape {
 
 /// Bisection steps of the generic ray test: the entry point is found to 2⁻³⁰ of the segment.
 const BISECTION_STEPS: u32 = 30;
+
+/// How far outside a shape a vertex may start and still rest on it, metres: a contact leaves its vertex on the
+/// surface to within rounding (about 10⁻⁷ of its coordinates), far less than this, and this is far less than any
+/// cloth's thickness.
+pub const RESTING_SKIN: f32 = 1e-4;
 
 impl Shape {
     /// The shape grown by `margin` metres in every direction (the cloth thickness keeps cloth off surfaces).
@@ -331,24 +341,32 @@ impl Shape {
         }
     }
 
-    /// The collision constraint of line (8) for a vertex moving x→p: the continuous entry point if the ray
-    /// enters the shape, the closest surface point if the ray lies completely inside (static fallback), and
-    /// nothing if it stays outside. A ray that starts inside and ends outside keeps the surface nearest its
-    /// start: a vertex left on the boundary (or a hair inside it, by rounding) by the last substep's projection
-    /// must leave on the side it was pushed to, never through a thin collider to the other side.
-    pub fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3)> {
+    /// The collision constraint of line (8) for a vertex moving x→p, as surface point, outward normal and
+    /// whether the vertex rests on the surface: the continuous entry point if the ray enters the shape, the
+    /// closest surface point if the ray lies completely inside (static fallback), the surface point nearest x if
+    /// the ray starts on the surface (within [`RESTING_SKIN`]) and does not enter (resting), and nothing if it
+    /// stays outside. A ray that starts inside and ends outside keeps the surface nearest its start: a vertex
+    /// left on the boundary (or a hair inside it, by rounding) by the last substep's projection must leave on the
+    /// side it was pushed to, never through a thin collider to the other side.
+    pub fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3, bool)> {
         let from = self.signed_distance(x);
-        if from >= 0.0 {
+        let (point, normal) = if from >= 0.0 {
             // a general shape's cast is dear, and a ray shorter than its start's distance cannot enter
-            if matches!(self, Shape::General(_)) && from > x.distance(p) {
-                return None;
+            let may_enter = !matches!(self, Shape::General(_)) || from <= x.distance(p);
+            match may_enter.then(|| self.ray_entry(x, p)).flatten() {
+                Some(entry) => entry,
+                None if from <= RESTING_SKIN => {
+                    let (point, normal) = self.closest_surface(x);
+                    return Some((point, normal, true));
+                }
+                None => return None,
             }
-            self.ray_entry(x, p)
         } else if self.signed_distance(p) < 0.0 {
-            Some(self.closest_surface(p))
+            self.closest_surface(p)
         } else {
-            Some(self.closest_surface(x))
-        }
+            self.closest_surface(x)
+        };
+        Some((point, normal, false))
     }
 }
 
@@ -506,14 +524,14 @@ mod tests {
     #[test]
     fn fast_ray_through_sphere_is_caught_at_entry() {
         // Both ends outside, the ray passes through: a static test would miss it.
-        let (q, n) = SPHERE.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
+        let (q, n, _) = SPHERE.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
         assert!((q - Vec3::Y).length() < 1e-6);
         assert!((n - Vec3::Y).length() < 1e-6);
     }
 
     #[test]
     fn ray_starting_inside_falls_back_to_closest_point() {
-        let (q, n) = SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.6, 0.0, 0.0)).unwrap();
+        let (q, n, _) = SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.6, 0.0, 0.0)).unwrap();
         assert!((q - Vec3::X).length() < 1e-6 && (n - Vec3::X).length() < 1e-6);
     }
 
@@ -521,10 +539,10 @@ mod tests {
     fn ray_leaving_from_inside_keeps_the_side_it_started_near() {
         let slab = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::new(1.0, 0.02, 1.0) };
         // starts a hair inside the bottom face, ends above the slab: held below it
-        let (q, n) = slab.contact(Vec3::new(0.0, -0.0199, 0.0), Vec3::new(0.0, 0.05, 0.0)).unwrap();
+        let (q, n, _) = slab.contact(Vec3::new(0.0, -0.0199, 0.0), Vec3::new(0.0, 0.05, 0.0)).unwrap();
         assert!((q.y + 0.02).abs() < 1e-6 && n == Vec3::NEG_Y, "{q} {n}");
         // leaving on the same side it is near: the constraint (p − q)·n ≥ 0 already holds
-        let (q, n) = SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)).unwrap();
+        let (q, n, _) = SPHERE.contact(Vec3::new(0.5, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)).unwrap();
         assert!((Vec3::new(2.0, 0.0, 0.0) - q).dot(n) > 0.0);
     }
 
@@ -537,9 +555,20 @@ mod tests {
     #[test]
     fn plane_entry_point_lies_on_the_plane() {
         let ground = Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }.inflated(0.01);
-        let (q, n) = ground.contact(Vec3::new(1.0, 0.5, 0.0), Vec3::new(2.0, -0.48, 0.0)).unwrap();
+        let (q, n, _) = ground.contact(Vec3::new(1.0, 0.5, 0.0), Vec3::new(2.0, -0.48, 0.0)).unwrap();
         assert!((q.y - 0.01).abs() < 1e-6 && n == Vec3::Y);
         assert!((q.x - 1.5).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_vertex_starting_on_the_surface_rests_on_it() {
+        // on the sphere's top and leaving it sideways: no entry, but the tangent plane at its start holds it
+        let x = Vec3::new(0.0, 1.0 + 2e-5, 0.0);
+        let (q, n, resting) = SPHERE.contact(x, x + Vec3::new(0.1, 0.05, 0.0)).unwrap();
+        assert!(resting && (q - Vec3::Y).length() < 1e-5 && (n - Vec3::Y).length() < 1e-5, "{q} {n}");
+        // a ray that enters from the surface is an ordinary contact; one starting a millimetre off is none
+        assert!(!SPHERE.contact(x, Vec3::new(0.0, 0.5, 0.0)).unwrap().2);
+        assert!(SPHERE.contact(Vec3::new(0.0, 1.001, 0.0), Vec3::new(0.1, 1.05, 0.0)).is_none());
     }
 
     #[test]
@@ -554,7 +583,7 @@ mod tests {
         let (q, n) = b.closest_surface(Vec3::new(0.0, 1.1, 0.0));
         assert!((q - Vec3::new(0.0, 1.25, 0.0)).length() < 1e-5 && (n - Vec3::Y).length() < 1e-5);
         // a fast ray straight through the box enters at its top face
-        let (q, n) = b.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
+        let (q, n, _) = b.contact(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, -3.0, 0.0)).unwrap();
         assert!((q.y - 1.25).abs() < 1e-4 && (n - Vec3::Y).length() < 1e-4, "{q} {n}");
         assert!(b.contact(Vec3::new(3.0, 3.0, 0.0), Vec3::new(3.0, -3.0, 0.0)).is_none());
     }
@@ -572,13 +601,13 @@ mod tests {
         assert!((barrel.signed_distance(Vec3::new(0.0, 0.3, 0.0)) - 0.1).abs() < 1e-5, "0.1 above the wall");
         assert!((barrel.signed_distance(Vec3::new(0.0, 0.1, 0.0)) + 0.1).abs() < 1e-5, "0.1 into the wall");
         // a fast ray from inside through the bottom of the wall enters the solid at the wall
-        let (q, n) = barrel.contact(Vec3::new(0.1, 1.0, 0.0), Vec3::new(0.1, -2.0, 0.0)).unwrap();
+        let (q, n, _) = barrel.contact(Vec3::new(0.1, 1.0, 0.0), Vec3::new(0.1, -2.0, 0.0)).unwrap();
         assert!((q.distance(Vec3::Y) - 0.8).abs() < 1e-4 && n.y > 0.99, "{q} {n}");
         // a vertex already in the wall goes back to the inner surface
-        let (q, n) = barrel.contact(Vec3::new(0.0, 0.15, 0.0), Vec3::new(0.0, 0.1, 0.0)).unwrap();
+        let (q, n, _) = barrel.contact(Vec3::new(0.0, 0.15, 0.0), Vec3::new(0.0, 0.1, 0.0)).unwrap();
         assert!((q - Vec3::new(0.0, 0.2, 0.0)).length() < 1e-5 && (n - Vec3::Y).length() < 1e-5, "{q} {n}");
         // a cap keeps the cloth in along the axis; moving inside makes no contact
-        let (q, n) = barrel.contact(Vec3::new(0.0, 1.0, 0.4), Vec3::new(0.0, 1.0, 0.7)).unwrap();
+        let (q, n, _) = barrel.contact(Vec3::new(0.0, 1.0, 0.4), Vec3::new(0.0, 1.0, 0.7)).unwrap();
         assert!((q.z - 0.5).abs() < 1e-4 && (n + Vec3::Z).length() < 1e-4, "{q} {n}");
         assert!(barrel.contact(Vec3::new(0.0, 1.2, 0.0), Vec3::new(0.3, 0.9, 0.1)).is_none());
         let shrunk = barrel.inflated(0.05);
@@ -590,9 +619,9 @@ mod tests {
         let c = Shape::Capsule { a: Vec3::new(-1.0, 0.0, 0.0), b: Vec3::new(1.0, 0.0, 0.0), radius: 0.2 };
         assert!((c.signed_distance(Vec3::new(0.5, 1.0, 0.0)) - 0.8).abs() < 1e-6);
         assert!((c.signed_distance(Vec3::new(2.0, 0.0, 0.0)) - 0.8).abs() < 1e-6);
-        let (q, n) = c.contact(Vec3::new(0.3, 1.0, 0.0), Vec3::new(0.3, -1.0, 0.0)).unwrap();
+        let (q, n, _) = c.contact(Vec3::new(0.3, 1.0, 0.0), Vec3::new(0.3, -1.0, 0.0)).unwrap();
         assert!((q - Vec3::new(0.3, 0.2, 0.0)).length() < 1e-4 && (n - Vec3::Y).length() < 1e-4, "{q} {n}");
-        let (q, _) = c.contact(Vec3::new(0.0, 0.1, 0.0), Vec3::new(0.0, 0.12, 0.0)).unwrap();
+        let (q, _, _) = c.contact(Vec3::new(0.0, 0.1, 0.0), Vec3::new(0.0, 0.12, 0.0)).unwrap();
         assert!((q.y - 0.2).abs() < 1e-5, "static fallback to the closest surface point");
     }
 }
