@@ -33,10 +33,10 @@ pub struct SliceContacts {
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
 /// the collider grown by `margin` during the substep of length `dt`, lies inside it or starts on a still one's
 /// surface ([`Shape::contact`](super::shapes::Shape::contact)), ordered by collider, then vertex. Vertices with
-/// w = 0 are skipped. The vertices are searched in slices (shared by the compute
-/// pool's threads when `parallel`, each slice's buffer in `slices`; the order, hence the result, is the same),
-/// and each slice, then each block of 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider
-/// whose swept bounds cannot reach the box around its rays. A vertex pinched between two facing colliders gets
+/// w = 0 are skipped. The vertices are searched in slices (shared by the compute pool's threads when `parallel`,
+/// each slice's buffer in `slices`; the order, hence the result, is the same), and each slice, then each block of
+/// 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider whose swept bounds cannot reach
+/// the box around its rays. A vertex pinched between two facing colliders gets
 /// contacts that share the overlap ([`share_pinches`]).
 pub fn generate_contacts(
     particles: (&[Vec3], &[Vec3], &[Vec3], &[f32]),

@@ -4,7 +4,8 @@
 //! One case §3.4 leaves open: a vertex that starts on the surface and whose ray leaves it (or runs along it)
 //! gets no constraint, so the stretch and bending constraints can pull it straight through the surface within
 //! the step — cloth held round an edge by tension goes in, is pushed out by the next step's fallback, and the
-//! velocity update keeps both moves. Such a vertex keeps the surface's plane at its start as a resting contact.
+//! velocity update keeps both moves. Such a vertex keeps the surface's plane at its start as a resting contact
+//! (given by still colliders only: `swept.rs`).
 
 use bevy::math::{Isometry3d, Quat, Vec2, Vec3};
 
