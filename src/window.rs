@@ -25,7 +25,6 @@ pub struct ScreenshotPlan {
     pub path: PathBuf,
     /// Frames to run before taking it.
     pub frames: u32,
-    requested: bool,
     saved: bool,
     frame: u32,
 }
@@ -33,7 +32,7 @@ pub struct ScreenshotPlan {
 impl ScreenshotPlan {
     /// A plan to save a screenshot to `path` after `frames` frames.
     pub fn new(path: PathBuf, frames: u32) -> Self {
-        Self { path, frames, requested: false, saved: false, frame: 0 }
+        Self { path, frames, saved: false, frame: 0 }
     }
 }
 
@@ -75,6 +74,12 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
     app
 }
 
+/// Frames to wait for a requested screenshot before asking again: a capture can be lost (a swapchain frame the
+/// software renderer under Xvfb did not present), and one lost capture must not hang a scripted run.
+const SCREENSHOT_RETRY_FRAMES: u32 = 30;
+/// Requests before giving up with an error.
+const SCREENSHOT_ATTEMPTS: u32 = 4;
+
 fn take_screenshot_and_exit(
     mut commands: Commands,
     mut plan: ResMut<ScreenshotPlan>,
@@ -83,14 +88,21 @@ fn take_screenshot_and_exit(
     plan.frame += 1;
     if plan.saved {
         exit.write(AppExit::Success);
-    } else if !plan.requested && plan.frame >= plan.frames {
-        plan.requested = true;
-        commands
-            .spawn(Screenshot::primary_window())
-            .observe(save_to_disk(plan.path.clone()))
-            .observe(|_: On<ScreenshotCaptured>, mut plan: ResMut<ScreenshotPlan>| plan.saved = true);
-    } else if plan.frame > plan.frames + 600 {
-        error!("no screenshot was captured within 600 frames");
-        exit.write(AppExit::error());
+        return;
     }
+    let Some(waited) = plan.frame.checked_sub(plan.frames.max(1)) else { return };
+    if waited % SCREENSHOT_RETRY_FRAMES != 0 {
+        return;
+    }
+    let attempt = waited / SCREENSHOT_RETRY_FRAMES + 1;
+    if attempt > SCREENSHOT_ATTEMPTS {
+        error!("no screenshot was captured after {SCREENSHOT_ATTEMPTS} requests");
+        exit.write(AppExit::error());
+        return;
+    }
+    info!("screenshot requested at frame {} (attempt {attempt})", plan.frame);
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(plan.path.clone()))
+        .observe(|_: On<ScreenshotCaptured>, mut plan: ResMut<ScreenshotPlan>| plan.saved = true);
 }

@@ -2,7 +2,7 @@
 //! collider (§3.4), momentum of ball + cloth conserved by the two-way coupling (§4.2), the barrel's friction
 //! carrying cloth up its wall (Fig. 9), and stripes holding their boxes up (Fig. 8).
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use drape::headless::headless_app;

@@ -3,7 +3,7 @@
 //! an Avian body, and drape's own bodies, handed to Avian, collide with each other and with the ground.
 #![cfg(feature = "avian")]
 
-mod common;
+use crate::common;
 
 use avian3d::prelude::{
     Collider as AvianCollider, ColliderAabb, ComputedMass, LinearVelocity, Mass, Position, RigidBody as AvianBody,

@@ -2,8 +2,8 @@
 
 #[test]
 fn the_readme_shows_the_minimal_example_as_it_is() {
-    let readme = include_str!("../README.md");
-    let example = include_str!("../examples/minimal.rs");
+    let readme = include_str!("../../README.md");
+    let example = include_str!("../../examples/minimal.rs");
     let body: Vec<&str> = example.lines().filter(|l| !l.starts_with("//!")).collect();
     let body = body.join("\n");
     let shown = format!("```rust\n{}\n```", body.trim_matches('\n'));

@@ -45,13 +45,17 @@ fn count_substep_crossings(cloths: Query<(&Particles, &ClothMesh)>, mut crossing
     crossings.before = after;
 }
 
-/// Vertex–triangle crossings between different cloths over `frames` frames of `desc`, substep by substep.
-fn crossings_between_cloths(desc: SceneDesc, frames: u32) -> usize {
+/// Vertex–triangle crossings between different cloths over `frames` frames of `desc`, substep by substep, or
+/// fewer frames if they reach `enough`.
+fn crossings_between_cloths(desc: SceneDesc, frames: u32, enough: usize) -> usize {
     let mut app = headless_app(desc);
     app.init_resource::<Crossings>();
     app.add_systems(PbdSubstep, count_substep_crossings.after(PbdStage::VelocityResponse));
     for _ in 0..=frames {
         app.update();
+        if app.world().resource::<Crossings>().total >= enough {
+            break;
+        }
     }
     app.world().resource::<Crossings>().total
 }
@@ -64,9 +68,12 @@ fn layers(cloth_collision: bool) -> SceneDesc {
 
 #[test]
 fn layered_cloths_never_pass_through_each_other() {
-    let with = crossings_between_cloths(layers(true), 600);
-    let without = crossings_between_cloths(layers(false), 600);
-    println!("crossings between cloths over 600 frames: {with} with cloth_collision, {without} without");
+    let with = crossings_between_cloths(layers(true), 600, usize::MAX);
+    // without, the sheets only need to meet: the count stops at the first crossings
+    let without = crossings_between_cloths(layers(false), 600, 1);
+    println!(
+        "crossings between cloths over 600 frames with cloth_collision: {with}; without, at first contact: {without}"
+    );
     assert_eq!(with, 0, "cloth_collision on");
     assert!(without > 0, "with the switch off the sheets fall through each other: {without}");
 }
@@ -76,7 +83,7 @@ fn torn_layers_never_pass_through_each_other() {
     // the sheets tear where the ball and the table's edge stretch them, and their torn edges are free edges
     let mut desc = layers(true);
     (desc.params.tearing, desc.params.tear_threshold) = (true, 1.3);
-    let crossings = crossings_between_cloths(desc, 600);
+    let crossings = crossings_between_cloths(desc, 600, usize::MAX);
     println!("crossings between torn cloths over 600 frames: {crossings}");
     assert_eq!(crossings, 0);
 }
