@@ -11,10 +11,10 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 bin=$PWD/target/release/drape
 [[ -x $bin ]] || cargo build --release --locked
 
-shot() { # preset file frames [view]
+attempt() { # preset file frames view: one run of the app; 0 = screenshot saved, 1 = failed, 2 = hung
   rm -f "$2"
-  xvfb-run -a -s "-screen 0 1280x720x24" "$bin" --preset "$1" --screenshot "$2" --frames "$3" \
-    --view "${4:-shaded}" >"$2.log" 2>&1 &
+  xvfb-run -a -s "-screen 0 1280x720x24" "$bin" --preset "$1" --screenshot "$2" --frames "$3" --view "$4" \
+    >"$2.log" 2>&1 &
   local runner=$! waited=0 status=0
   while kill -0 "$runner" 2>/dev/null && ((waited < 300)); do sleep 1; waited=$((waited + 1)); done
   if kill -0 "$runner" 2>/dev/null; then
@@ -25,11 +25,28 @@ shot() { # preset file frames [view]
       gdb -p "$pid" -batch -ex "thread apply all bt 15" 2>/dev/null | grep -E '^(Thread|#)' | head -n 300 || true
     fi
     pkill -x drape || true; wait "$runner" || true
-    tail -n 30 "$2.log"; return 1
+    tail -n 5 "$2.log"
+    if [[ -s $2 ]] && grep -q "Screenshot saved" "$2.log"; then
+      echo "the screenshot was saved before the hang; it is checked as it is"; return 0
+    fi
+    return 2
   fi
   wait "$runner" || status=$?
   if ((status != 0)); then echo "drape exited with status $status:"; tail -n 30 "$2.log"; return 1; fi
   [[ -s $2 ]] || { echo "no screenshot written"; tail -n 30 "$2.log"; return 1; }
+}
+
+# A frame of lavapipe has been seen to run for minutes, its rasterizer thread in JIT-compiled shader code (2 of
+# about 15 balloon shots in CI runs, none of 11 here): a hung shot runs once more.
+shot() { # preset file frames [view]
+  local status=0
+  attempt "$1" "$2" "$3" "${4:-shaded}" || status=$?
+  if ((status == 2)); then
+    echo "the shot of $1 hung; once more"
+    status=0
+    attempt "$1" "$2" "$3" "${4:-shaded}" || status=$?
+  fi
+  return "$status"
 }
 
 # 45 frames: lavapipe draws about two a second and the fixed steps keep up with the clock, so each scene has run
