@@ -36,8 +36,8 @@ attempt() { # preset file frames view: one run of the app; 0 = screenshot saved,
   [[ -s $2 ]] || { echo "no screenshot written"; tail -n 30 "$2.log"; return 1; }
 }
 
-# A frame of lavapipe has been seen to run for minutes, its rasterizer thread in JIT-compiled shader code (2 of
-# about 15 balloon shots in CI runs, none of 11 here): a hung shot runs once more.
+# A frame of lavapipe has been seen to run for minutes, its rasterizer thread in JIT-compiled shader code (README,
+# CI): a hung shot runs once more.
 shot() { # preset file frames [view]
   local status=0
   attempt "$1" "$2" "$3" "${4:-shaded}" || status=$?

@@ -74,8 +74,7 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
     app
 }
 
-/// Frames to wait for a requested screenshot before asking again: a capture can be lost (a swapchain frame the
-/// software renderer under Xvfb did not present), and one lost capture must not hang a scripted run.
+/// Frames to wait for a requested screenshot before asking again: one lost capture must not hang a scripted run.
 const SCREENSHOT_RETRY_FRAMES: u32 = 30;
 /// Requests before giving up with an error.
 const SCREENSHOT_ATTEMPTS: u32 = 4;
