@@ -7,7 +7,8 @@
 //! Bridson et al. (2003) — two cross products instead of ten; the tests check it against eq. (25)–(28) and
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
-//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. Four pairs of a colour are projected at
+//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. In a cloth whose stretch is far softer
+//! than its bending, a pair folded past a right angle is left as a crease ([`Folds::Leave`]). Four pairs of a colour are projected at
 //! once ([`crate::sim::lanes`]); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
 //! such pairs leaves after a few products.
 
@@ -29,6 +30,30 @@ const PARALLEL: f32 = 1e-4;
 /// eq. (3), valid for small errors; a pair folded far from its rest angle (a crumpled, very stretchy cloth) would
 /// overshoot wildly, so it unfolds over several sweeps instead.
 pub const MAX_ANGLE_STEP: f32 = 0.3;
+
+/// Below this ratio k_stretch / k_bend a cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16 sheets
+/// thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
+pub const SOFT_STRETCH: f32 = 0.1;
+
+/// What a dihedral sweep does with a pair folded past a right angle (n1·n2 > 0: its wings on one side).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Folds {
+    /// Unfolds it like any other pair (the paper).
+    #[default]
+    Unfold,
+    /// Leaves it alone, a crease. For a cloth whose stretch is far softer than its bending: unfolding a pair turns
+    /// its wings against neighbours that edges this soft do not carry along, and crumpled, the pairs pass the
+    /// folds back and forth at the speed cap for ever instead of opening (docs/reliability.md).
+    Leave,
+}
+
+impl Folds {
+    /// The folds a cloth with the user stiffnesses k_stretch and k_bend unfolds: all unless its stretch is
+    /// [`SOFT_STRETCH`] times its bending or softer.
+    pub fn for_stiffness(k_stretch: f32, k_bend: f32) -> Self {
+        if k_stretch < SOFT_STRETCH * k_bend { Folds::Leave } else { Folds::Unfold }
+    }
+}
 
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
 /// degenerate. Evaluated as atan2(|n1×n2|, n1·n2), exact to rounding at every angle (arccos loses half its
@@ -127,9 +152,10 @@ fn acos(x: Vec4) -> Vec4 {
 /// with q_i = √(1 − d²) ∇_iφ. Pairs of one colour share no particle, so the four are independent. Nearly flat
 /// pairs ([`PARALLEL`], most of a hanging sheet) return after the products of [`Hinge4::nearly_flat`]; a
 /// degenerate triangle, a zero or NaN denominator or a non-finite step leaves its pair alone, and the error is
-/// clamped to [`MAX_ANGLE_STEP`].
+/// clamped to [`MAX_ANGLE_STEP`]. With `LEAVE_FOLDS` a pair folded past a right angle counts as flat
+/// ([`Folds::Leave`]).
 #[inline(always)]
-fn project_dihedral_x4(
+fn project_dihedral_x4<const LEAVE_FOLDS: bool>(
     p: &mut impl ParticleAccess,
     quads: [[usize; 4]; LANES],
     rest: Vec4,
@@ -138,7 +164,10 @@ fn project_dihedral_x4(
 ) {
     let corner = |c: usize| Vec3x4::positions(p, quads.map(|q| q[c]));
     let hinge = Hinge4::new([corner(0), corner(1), corner(2), corner(3)]);
-    let flat = hinge.nearly_flat();
+    let mut flat = hinge.nearly_flat();
+    if LEAVE_FOLDS {
+        flat |= hinge.n1.dot(hinge.n2).cmpgt(Vec4::ZERO);
+    }
     if active & !flat.bitmask() == 0 {
         return;
     }
@@ -170,22 +199,48 @@ fn project_dihedral_x4(
 
 /// One Gauss–Seidel sweep over the dihedral bending constraints `quads`, in array order: four at a time
 /// (`project_dihedral_x4`), so the quads must be of one colour (no two share a particle). The last
-/// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive.
+/// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive. `folds` says what
+/// becomes of a pair folded past a right angle.
 #[inline(always)]
-pub fn sweep_dihedral(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest_angle: &[f32], r: &mut impl Response) {
+pub fn sweep_dihedral(
+    p: &mut impl ParticleAccess,
+    quads: &[[u32; 4]],
+    rest_angle: &[f32],
+    r: &mut impl Response,
+    folds: Folds,
+) {
+    match folds {
+        Folds::Unfold => sweep_dihedral_with::<false>(p, quads, rest_angle, r),
+        Folds::Leave => sweep_dihedral_with::<true>(p, quads, rest_angle, r),
+    }
+}
+
+#[inline(always)]
+fn sweep_dihedral_with<const LEAVE_FOLDS: bool>(
+    p: &mut impl ParticleAccess,
+    quads: &[[u32; 4]],
+    rest_angle: &[f32],
+    r: &mut impl Response,
+) {
     let n = quads.len().min(rest_angle.len());
     let indices = |q: &[u32; 4]| q.map(|i| i as usize);
     let ((groups, quad_tail), (rests, rest_tail)) =
         (quads[..n].as_chunks::<LANES>(), rest_angle[..n].as_chunks::<LANES>());
     for (g, (group, rest)) in groups.iter().zip(rests).enumerate() {
         let at = LANES * g;
-        project_dihedral_x4(p, group.map(|q| indices(&q)), Vec4::from_array(*rest), (&mut *r, at), (1 << LANES) - 1);
+        project_dihedral_x4::<LEAVE_FOLDS>(
+            p,
+            group.map(|q| indices(&q)),
+            Vec4::from_array(*rest),
+            (&mut *r, at),
+            (1 << LANES) - 1,
+        );
     }
     if let (Some(first), Some(&first_rest)) = (quad_tail.first(), rest_tail.first()) {
         let quad = |j: usize| indices(quad_tail.get(j).unwrap_or(first));
         let rest = |j: usize| rest_tail.get(j).copied().unwrap_or(first_rest);
         let (quads, rest) = ([quad(0), quad(1), quad(2), quad(3)], Vec4::new(rest(0), rest(1), rest(2), rest(3)));
-        project_dihedral_x4(p, quads, rest, (r, LANES * groups.len()), (1 << quad_tail.len()) - 1);
+        project_dihedral_x4::<LEAVE_FOLDS>(p, quads, rest, (r, LANES * groups.len()), (1 << quad_tail.len()) - 1);
     }
 }
 
@@ -199,7 +254,7 @@ pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], 
 
 /// One Gauss–Seidel sweep over all dihedral bending constraints, with the paper's stiffness `k`.
 pub fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
-    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, &mut Stiffness(k));
+    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, &mut Stiffness(k), Folds::Unfold);
 }
 
 /// One sweep of opposite-vertex distance bending over all quads, with the paper's stiffness `k`.
@@ -353,7 +408,7 @@ mod tests {
     impl PackedWork for DihedralSweep<'_> {
         #[inline(always)]
         fn run(self) {
-            sweep_dihedral(&mut Slices { p: self.0, w: self.1 }, self.2, self.3, &mut Stiffness(0.7));
+            sweep_dihedral(&mut Slices { p: self.0, w: self.1 }, self.2, self.3, &mut Stiffness(0.7), Folds::Unfold);
         }
     }
 
@@ -381,6 +436,36 @@ mod tests {
             project_dihedral(&mut p, &w, &[[0, 1, 2, 3]], &[rest], 1.0);
         }
         assert!((angle(&p) - rest).abs() < 1e-3, "{} vs {rest}", angle(&p));
+    }
+
+    #[test]
+    fn leaving_folds_skips_only_pairs_folded_past_a_right_angle() {
+        let sweep = |fold: f32, folds: Folds| {
+            let mut p = hinge(fold).to_vec();
+            let w = [1.0; 4];
+            sweep_dihedral(
+                &mut Slices { p: &mut p, w: &w },
+                &[[0, 1, 2, 3]],
+                &[std::f32::consts::PI],
+                &mut Stiffness(1.0),
+                folds,
+            );
+            angle(&p) - angle(&hinge(fold))
+        };
+        // folded by 2 rad (the wings 1.14 rad apart): left as it is, or opened by the largest step
+        assert_eq!(sweep(2.0, Folds::Leave), 0.0);
+        assert!((sweep(2.0, Folds::Unfold) - MAX_ANGLE_STEP).abs() < 0.02);
+        // folded by 1.2 rad, less than a right angle: opened alike
+        assert!((sweep(1.2, Folds::Leave) - MAX_ANGLE_STEP).abs() < 0.02);
+        assert_eq!(sweep(1.2, Folds::Leave), sweep(1.2, Folds::Unfold));
+    }
+
+    #[test]
+    fn only_a_stretch_far_softer_than_the_bending_leaves_folds() {
+        assert_eq!(Folds::for_stiffness(0.01, 1.0), Folds::Leave);
+        assert_eq!(Folds::for_stiffness(0.5, 1.0), Folds::Unfold);
+        assert_eq!(Folds::for_stiffness(1.0, 0.05), Folds::Unfold);
+        assert_eq!(Folds::for_stiffness(0.0, 0.0), Folds::Unfold, "no bending, nothing to leave");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use bevy::math::Vec3;
 
 use self::access::SharedParticles;
+use self::bend::Folds;
 use self::plan::{Chunk, ProjectionPlan, Work};
 use self::response::{Blend, Compliance, Multipliers, Response, SharedMultipliers, Stiffness};
 use self::storage::{BendConstraints, StretchConstraints};
@@ -42,6 +43,8 @@ pub struct SolverSettings {
     pub bend_k: f32,
     /// Which bending constraint is projected (§4.1).
     pub bending_model: BendingModel,
+    /// What the dihedral model does with a pair folded past a right angle (from the stiffnesses).
+    pub folds: Folds,
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
     /// With the XPBD solver, its compliances and share; `None`: the paper's stiffnesses above alone.
@@ -67,15 +70,18 @@ impl SolverSettings {
             stretch_k: linearized(k_stretch, iterations),
             bend_k: linearized(k_bend, iterations),
             bending_model,
+            folds: Folds::for_stiffness(k_stretch, k_bend),
             parallel: true,
             xpbd: None,
         }
     }
 
     /// The same settings with XPBD's compliances α (stretch, bending, volume) for substeps of `dt` seconds, XPBD
-    /// making `share` of the corrections (1: all).
+    /// making `share` of the corrections (1: all). XPBD unfolds every pair: [`Folds`] compares the paper's
+    /// stiffnesses, which XPBD's compliances replace.
     pub fn xpbd(self, alpha: [f32; 3], share: f32, dt: f32) -> Self {
-        Self { xpbd: Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share }), ..self }
+        let xpbd = Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share });
+        Self { xpbd, folds: Folds::Unfold, ..self }
     }
 
     /// The same settings, projected on one thread.
@@ -196,7 +202,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
             Work::Stretch | Work::Bend => {
                 let bending = chunk.work == Work::Bend;
                 let k = if bending { settings.bend_k } else { settings.stretch_k };
-                let model = settings.bending_model;
+                let model = (settings.bending_model, settings.folds);
                 match settings.xpbd {
                     None if bending && k <= 0.0 => {}
                     None => sweep_internal(&mut view, cloth, model, chunk, &mut Stiffness(k)),
@@ -254,7 +260,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
 fn sweep_internal(
     view: &mut SharedParticles,
     cloth: ClothConstraints,
-    model: BendingModel,
+    (model, folds): (BendingModel, Folds),
     chunk: &Chunk,
     r: &mut impl Response,
 ) {
@@ -265,7 +271,7 @@ fn sweep_internal(
     }
     let quads = &bend.quads()[range.clone()];
     match model {
-        BendingModel::Dihedral => bend::sweep_dihedral(view, quads, &bend.rest_angle()[range], r),
+        BendingModel::Dihedral => bend::sweep_dihedral(view, quads, &bend.rest_angle()[range], r, folds),
         BendingModel::Distance => bend::sweep_opposite_distance(view, quads, &bend.rest_distance()[range], r),
     }
 }
