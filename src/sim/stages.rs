@@ -21,6 +21,7 @@ use super::collide::{
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
+use super::constraints::bend::{Folds, folded_share};
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
@@ -258,8 +259,11 @@ pub fn project(
         if !plan.is_for(stretch, bend) || plan.threads() != threads {
             *plan = ProjectionPlan::new(stretch, bend, threads);
         }
+        let Particles { x, p, w, .. } = &mut *particles;
+        let folds = Folds::for_cloth(stiffness.stretch, stiffness.bend, || folded_share(x, bend.quads()));
         let mut settings = SolverSettings {
             parallel: threads > 1,
+            folds,
             ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
         };
         let share = stiffness.xpbd_weight();
@@ -267,7 +271,6 @@ pub fn project(
             let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
             settings = settings.xpbd(alpha, share, clock.dt);
         }
-        let Particles { x, p, w, .. } = &mut *particles;
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
             Some(Balloon { rest_volume, gradient }) => (Some(*rest_volume * params.pressure), gradient),

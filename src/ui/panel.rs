@@ -20,6 +20,7 @@ use crate::scene::{ActiveScene, SceneRequest};
 use crate::sim::cloth::{
     Attachments, BendConstraints, Cloth, ClothMaterial, ClothSolver, Contacts, Particles, StretchConstraints,
 };
+use crate::sim::constraints::bend::Folds;
 use crate::sim::constraints::tether::TetherLengths;
 use crate::sim::knobs::{self, Knob, VectorKnob};
 use crate::sim::material::{edit_material, set_material};
@@ -257,6 +258,15 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
             Solver::Pbd => {
                 knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
                 knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
+                if p.bending_model == BendingModel::Dihedral && Folds::may_leave(m.stretch_stiffness, m.bend_stiffness)
+                {
+                    ui.label("crumpled, folds past 90° stay creases").on_hover_text(
+                        "The stretch stiffness is below a tenth of the bending stiffness: edges this soft cannot carry \
+                         the opening of a fold to the rest of the cloth, and a crumpled cloth would pass its folds \
+                         back and forth at the speed cap. Once more than 2 % of its pairs of triangles are folded \
+                         past a right angle, those pairs are left as they are; a dog-ear or two still unfolds.",
+                    );
+                }
             }
             Solver::Xpbd => {
                 knob(ui, &mut m.stretch_compliance, &knobs::STRETCH_COMPLIANCE, true);

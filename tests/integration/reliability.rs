@@ -142,6 +142,7 @@ fn a_soft_cloth_with_stiff_bending_crumpled_far_beyond_its_size_calms_down() {
         speeds.sort_by(f32::total_cmp);
         medians.push(speeds[speeds.len() / 2]);
     }
+    eprintln!("the scattered piece's fastest vertex after 10 s and 20 s: {medians:?} m/s");
     assert!(medians[1] < 2.0 && medians[1] < medians[0], "not calming: {medians:?} m/s after 10 s and 20 s");
 }
 

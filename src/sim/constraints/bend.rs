@@ -31,9 +31,12 @@ const PARALLEL: f32 = 1e-4;
 /// overshoot wildly, so it unfolds over several sweeps instead.
 pub const MAX_ANGLE_STEP: f32 = 0.3;
 
-/// Below this ratio k_stretch / k_bend a cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16 sheets
-/// thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
+/// Below this ratio k_stretch / k_bend a crumpled cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16
+/// sheets thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
 pub const SOFT_STRETCH: f32 = 0.1;
+
+/// A cloth with more than this share of its pairs folded past a right angle is crumpled ([`Folds::Leave`]).
+pub const CRUMPLED: f32 = 0.02;
 
 /// What a dihedral sweep does with a pair folded past a right angle (n1·n2 > 0: its wings on one side).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,18 +44,37 @@ pub enum Folds {
     /// Unfolds it like any other pair (the paper).
     #[default]
     Unfold,
-    /// Leaves it alone, a crease. For a cloth whose stretch is far softer than its bending: unfolding a pair turns
-    /// its wings against neighbours that edges this soft do not carry along, and crumpled, the pairs pass the
+    /// Leaves it alone, a crease. For a crumpled cloth whose stretch is far softer than its bending: unfolding a
+    /// pair turns its wings against neighbours that edges this soft do not carry along, and the pairs pass the
     /// folds back and forth at the speed cap for ever instead of opening (docs/reliability.md).
     Leave,
 }
 
 impl Folds {
-    /// The folds a cloth with the user stiffnesses k_stretch and k_bend unfolds: all unless its stretch is
-    /// [`SOFT_STRETCH`] times its bending or softer.
-    pub fn for_stiffness(k_stretch: f32, k_bend: f32) -> Self {
-        if k_stretch < SOFT_STRETCH * k_bend { Folds::Leave } else { Folds::Unfold }
+    /// The folds a cloth with the user stiffnesses k_stretch and k_bend unfolds: all unless its stretch is below
+    /// [`SOFT_STRETCH`] times its bending and it is [`CRUMPLED`] (`folded_share`, asked only then). A cloth with
+    /// a dog-ear or two unfolds them as the paper does.
+    pub fn for_cloth(k_stretch: f32, k_bend: f32, folded_share: impl FnOnce() -> f32) -> Self {
+        if Self::may_leave(k_stretch, k_bend) && folded_share() > CRUMPLED { Folds::Leave } else { Folds::Unfold }
     }
+
+    /// Whether a cloth with these stiffnesses leaves its folds once crumpled.
+    pub fn may_leave(k_stretch: f32, k_bend: f32) -> bool {
+        k_stretch < SOFT_STRETCH * k_bend
+    }
+}
+
+/// The share of the pairs `quads` folded past a right angle at positions `x` (n1·n2 > 0); 0 without pairs.
+pub fn folded_share(x: &[Vec3], quads: &[[u32; 4]]) -> f32 {
+    let folded = quads
+        .iter()
+        .filter(|q| {
+            let [p1, p2, p3, p4] = q.map(|i| x.get(i as usize).copied().unwrap_or(Vec3::ZERO));
+            let e = p2 - p1;
+            e.cross(p3 - p1).dot(e.cross(p4 - p1)) > 0.0
+        })
+        .count();
+    if quads.is_empty() { 0.0 } else { folded as f32 / quads.len() as f32 }
 }
 
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
@@ -461,11 +483,28 @@ mod tests {
     }
 
     #[test]
-    fn only_a_stretch_far_softer_than_the_bending_leaves_folds() {
-        assert_eq!(Folds::for_stiffness(0.01, 1.0), Folds::Leave);
-        assert_eq!(Folds::for_stiffness(0.5, 1.0), Folds::Unfold);
-        assert_eq!(Folds::for_stiffness(1.0, 0.05), Folds::Unfold);
-        assert_eq!(Folds::for_stiffness(0.0, 0.0), Folds::Unfold, "no bending, nothing to leave");
+    fn only_a_crumpled_cloth_whose_stretch_is_far_softer_than_its_bending_leaves_folds() {
+        let crumpled = || 0.05;
+        assert_eq!(Folds::for_cloth(0.01, 1.0, crumpled), Folds::Leave);
+        assert_eq!(Folds::for_cloth(0.01, 1.0, || 0.01), Folds::Unfold, "a dog-ear unfolds");
+        assert_eq!(Folds::for_cloth(0.5, 1.0, crumpled), Folds::Unfold);
+        assert_eq!(Folds::for_cloth(1.0, 0.05, crumpled), Folds::Unfold);
+        assert_eq!(Folds::for_cloth(0.0, 0.0, crumpled), Folds::Unfold, "no bending, nothing to leave");
+        let mut asked = false;
+        Folds::for_cloth(1.0, 1.0, || {
+            asked = true;
+            1.0
+        });
+        assert!(!asked, "a stiff cloth's folds are not counted");
+    }
+
+    #[test]
+    fn folded_share_counts_pairs_folded_past_a_right_angle() {
+        let mut x = hinge(2.0).to_vec();
+        x.extend(hinge(1.2).iter().map(|v| *v + Vec3::Y));
+        let quads = [[0, 1, 2, 3], [4, 5, 6, 7]];
+        assert_eq!(folded_share(&x, &quads), 0.5);
+        assert_eq!(folded_share(&x, &[]), 0.0);
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub struct SolverSettings {
     pub bend_k: f32,
     /// Which bending constraint is projected (§4.1).
     pub bending_model: BendingModel,
-    /// What the dihedral model does with a pair folded past a right angle (from the stiffnesses).
+    /// What the dihedral model does with a pair folded past a right angle ([`Folds::for_cloth`]).
     pub folds: Folds,
     /// Project each colour on the compute task pool (false: on the calling thread only).
     pub parallel: bool,
@@ -70,7 +70,7 @@ impl SolverSettings {
             stretch_k: linearized(k_stretch, iterations),
             bend_k: linearized(k_bend, iterations),
             bending_model,
-            folds: Folds::for_stiffness(k_stretch, k_bend),
+            folds: Folds::Unfold,
             parallel: true,
             xpbd: None,
         }
