@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub use super::collide::contact::{Contact, ContactKind};
 use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
-use super::constraints::bend::dihedral_angle;
+use super::constraints::bend::{Folds, dihedral_angle};
 use super::constraints::coloring;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
 use super::constraints::response::Multipliers;
@@ -458,6 +458,9 @@ pub struct ClothSolver {
     pub chosen: Option<Solver>,
     /// XPBD's Lagrange multipliers of the substep being run.
     pub multipliers: Multipliers,
+    /// What the paper's dihedral sweeps of the last substep did with folds past a right angle
+    /// ([`Folds::for_cloth`]), kept for the panel to show.
+    pub folds: Folds,
 }
 
 impl ClothSolver {

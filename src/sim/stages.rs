@@ -260,10 +260,11 @@ pub fn project(
             *plan = ProjectionPlan::new(stretch, bend, threads);
         }
         let Particles { x, p, w, .. } = &mut *particles;
-        let folds = Folds::for_cloth(stiffness.stretch, stiffness.bend, || folded_share(x, bend.quads()));
+        let solver = solver.into_inner();
+        solver.folds = Folds::for_cloth(stiffness.stretch, stiffness.bend, || folded_share(x, bend.quads()));
         let mut settings = SolverSettings {
             parallel: threads > 1,
-            folds,
+            folds: solver.folds,
             ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
         };
         let share = stiffness.xpbd_weight();
@@ -284,7 +285,7 @@ pub fn project(
             volume_target,
             ..ClothConstraints::internal(stretch, bend, &plan)
         };
-        let multipliers = &mut solver.into_inner().multipliers;
+        let multipliers = &mut solver.multipliers;
         let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient, multipliers };
         project_constraints(p, x, w, cloth, scratch, settings);
     }

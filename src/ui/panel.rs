@@ -248,7 +248,7 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
             target.0 = None;
         }
         let shown = target.0.and_then(|e| cloths.get(e).ok()).or_else(|| cloths.iter().next());
-        let Some((mut m, shown, own_solver)) = shown.map(|c| (*c.1, c.8, c.6.chosen)) else {
+        let Some((mut m, shown, own_solver, folds)) = shown.map(|c| (*c.1, c.8, c.6.chosen, c.6.folds)) else {
             ui.label("no cloth in the scene");
             return;
         };
@@ -260,7 +260,11 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
                 knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
                 if p.bending_model == BendingModel::Dihedral && Folds::may_leave(m.stretch_stiffness, m.bend_stiffness)
                 {
-                    ui.label("crumpled, folds past 90° stay creases").on_hover_text(
+                    let state = match folds {
+                        Folds::Leave => "crumpled: folds past 90° stay creases",
+                        Folds::Unfold => "if crumpled, folds past 90° stay creases",
+                    };
+                    ui.label(state).on_hover_text(
                         "The stretch stiffness is below a tenth of the bending stiffness: edges this soft cannot carry \
                          the opening of a fold to the rest of the cloth, and a crumpled cloth would pass its folds \
                          back and forth at the speed cap. Once more than 2 % of its pairs of triangles are folded \

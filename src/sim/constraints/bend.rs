@@ -233,8 +233,21 @@ pub fn sweep_dihedral(
 ) {
     match folds {
         Folds::Unfold => sweep_dihedral_with::<false>(p, quads, rest_angle, r),
-        Folds::Leave => sweep_dihedral_with::<true>(p, quads, rest_angle, r),
+        Folds::Leave => sweep_dihedral_leaving_folds(p, quads, rest_angle, r),
     }
+}
+
+/// [`sweep_dihedral_with`] for a crumpled soft cloth, out of line: inlined beside the sweep every other cloth
+/// runs, it made the compiler lay that sweep out worse.
+#[cold]
+#[inline(never)]
+fn sweep_dihedral_leaving_folds(
+    p: &mut impl ParticleAccess,
+    quads: &[[u32; 4]],
+    rest_angle: &[f32],
+    r: &mut impl Response,
+) {
+    sweep_dihedral_with::<true>(p, quads, rest_angle, r);
 }
 
 #[inline(always)]
