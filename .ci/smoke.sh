@@ -85,17 +85,22 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" bash "$drag_script"
 rm -f "$drag_script"
 python3 .ci/cloth_pixels.py moved "$out/drag_before.png" "$out/drag_during.png" 40
 
-# The library's minimal example (a flag on a pole, using only drape::prelude) in a real window.
-example=$PWD/target/release/examples/minimal
-[[ -x $example ]] || cargo build --release --locked --example minimal
-example_script=$(mktemp)
-cat >"$example_script" <<INNER
-"$example" >"$out/minimal.log" 2>&1 & app=\$!
+# The library's examples in a real window: `minimal` (a flag on a pole, using only drape::prelude) and `avian`
+# (drape's prelude beside Avian's, a cloth falling on a ramp and a dynamic box).
+shoot_example() { # name
+  local example=$PWD/target/release/examples/$1 script
+  [[ -x $example ]] || cargo build --release --locked --example "$1"
+  script=$(mktemp)
+  cat >"$script" <<INNER
+"$example" >"$out/$1.log" 2>&1 & app=\$!
 sleep 25
-import -window root "$out/minimal.png"
+import -window root "$out/$1.png"
 kill \$app; wait \$app 2>/dev/null || true
 INNER
-timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" bash "$example_script"
-rm -f "$example_script"
-python3 .ci/cloth_pixels.py share "$out/minimal.png" 1.0 40.0
+  timeout 300 xvfb-run -a -s "-screen 0 1280x720x24" bash "$script"
+  rm -f "$script"
+  python3 .ci/cloth_pixels.py share "$out/$1.png" 1.0 40.0
+}
+shoot_example minimal
+shoot_example avian
 echo "smoke test passed"

@@ -1,5 +1,5 @@
 //! Cloth in a Bevy scene the user already has: their camera, their lights, their table and vase built from Bevy
-//! primitives — and those same entities, given a `Collider` of the same primitive, hold the cloth up. drape adds
+//! primitives — and those same entities, given a `ClothCollider` of the same primitive, hold the cloth up. drape adds
 //! physics and mesh sync only; the cloth advances in `Update` by its own 60 Hz clock, leaving the app's
 //! `Time<Fixed>` (here 50 Hz) alone.
 //!
@@ -64,7 +64,7 @@ fn add_tablecloth(
             Furniture::TableTop => TABLE_TOP.into(),
             Furniture::Vase => VASE.into(),
         };
-        commands.entity(entity).insert(Collider::new(shape));
+        commands.entity(entity).insert(ClothCollider::new(shape));
     }
     commands.entity(*camera).insert(DrapeCamera);
     let cloth = ClothBuilder::grid(40, 30, Vec2::new(1.8, 1.3))

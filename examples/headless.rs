@@ -30,7 +30,7 @@ fn simulate(steps: u32) -> Outcome {
         .build()
         .expect("a grid is valid cloth");
     app.world_mut().spawn(sheet);
-    app.world_mut().spawn((Collider::new(Sphere::new(SPHERE_RADIUS).into()), Transform::default()));
+    app.world_mut().spawn((ClothCollider::new(Sphere::new(SPHERE_RADIUS).into()), Transform::default()));
     for _ in 0..=steps {
         app.update(); // the first update has no elapsed time, so runs no step
     }

@@ -23,11 +23,21 @@ fn setup(mut commands: Commands, mut meshes: ResMut<Assets<Mesh>>, mut materials
 
     // a pole, a ball and the ground: each a collider with the mesh that draws it
     let pole = Capsule3d::new(0.04, 2.5);
-    commands.spawn((Collider::new(pole.into()), Transform::from_xyz(0.0, 1.25, 0.0), Mesh3d(meshes.add(pole)), steel));
+    commands.spawn((
+        ClothCollider::new(pole.into()),
+        Transform::from_xyz(0.0, 1.25, 0.0),
+        Mesh3d(meshes.add(pole)),
+        steel,
+    ));
     let ball = Sphere::new(0.3);
-    commands.spawn((Collider::new(ball.into()), Transform::from_xyz(1.2, 2.0, -0.5), Mesh3d(meshes.add(ball)), wood));
+    commands.spawn((
+        ClothCollider::new(ball.into()),
+        Transform::from_xyz(1.2, 2.0, -0.5),
+        Mesh3d(meshes.add(ball)),
+        wood,
+    ));
     let ground = Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0)));
-    commands.spawn((Collider::new(ColliderShape::Plane), Transform::default(), ground, grass));
+    commands.spawn((ClothCollider::new(ColliderShape::Plane), Transform::default(), ground, grass));
 
     // the flag: 1.5 m × 1 m stood up in the XY plane, its edge u = 0 pinned along the pole
     let flag = ClothBuilder::grid(36, 24, Vec2::new(1.5, 1.0))

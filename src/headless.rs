@@ -8,13 +8,14 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use serde::Serialize;
 
+use crate::plugins::ClothSolverPlugins;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
-use crate::sim::cloth::Collider;
+use crate::sim::cloth::ClothCollider;
 use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
 use crate::sim::plugin::match_fixed_timestep_to_cloth;
-use crate::sim::rigid::RigidBody;
+use crate::sim::rigid::ClothRigidBody;
 use crate::sim::selfcollide::count_intersections;
-use crate::sim::{ClothSimPlugin, SanitizeParamsSystems, SimClock, StageTimings, metrics};
+use crate::sim::{SanitizeParamsSystems, SimClock, StageTimings, metrics};
 
 /// What `drape headless` prints.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -84,8 +85,14 @@ pub fn headless_app(desc: SceneDesc) -> App {
 
 /// [`headless_app`] with more plugins or resources added by `configure` before the App starts.
 pub fn headless_app_with(desc: SceneDesc, configure: impl FnOnce(&mut App)) -> App {
+    headless_app_of(desc, ClothSolverPlugins, configure)
+}
+
+/// [`headless_app_with`] with `solver` in place of [`ClothSolverPlugins`]: for example the group with a concern
+/// plugin disabled, `ClothSolverPlugins.build().disable::<TearingPlugin>()`.
+pub fn headless_app_of(desc: SceneDesc, solver: impl PluginGroup, configure: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, ClothSimPlugin::default(), ScenePlugin))
+    app.add_plugins((MinimalPlugins, solver, ScenePlugin))
         .add_systems(PreUpdate, match_fixed_timestep_to_cloth.after(SanitizeParamsSystems));
     configure(&mut app);
     #[cfg(feature = "avian")]
@@ -141,7 +148,8 @@ pub fn state_hash(world: &mut World) -> String {
 
 /// Measures the world's cloths now.
 pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
-    let shapes: Vec<_> = world.query::<(&Collider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
+    let shapes: Vec<_> =
+        world.query::<(&ClothCollider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
     let mut r = HeadlessReport {
         preset: preset.to_string(),
         frames,
@@ -164,7 +172,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
     };
-    let mut bodies: Vec<_> = world.query::<(Entity, &RigidBody, &Transform)>().iter(world).collect();
+    let mut bodies: Vec<_> = world.query::<(Entity, &ClothRigidBody, &Transform)>().iter(world).collect();
     bodies.sort_by_key(|(e, _, _)| *e);
     r.bodies = bodies
         .into_iter()

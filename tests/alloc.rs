@@ -6,9 +6,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use drape::bench::with_parallel;
 use drape::headless::headless_app;
 use drape::scene::preset;
+use drape::scene::workloads::with_parallel;
 use drape::sim::PbdSubstep;
 use drape::sim::params::Solver;
 

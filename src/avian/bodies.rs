@@ -3,7 +3,7 @@
 //! hand-written bodies could not: body against body, against boxes and the ground, friction, rolling, stacking.
 //!
 //! **One tick, both engines (§4.2).** Before a cloth step a body takes its pose and velocities from Avian.
-//! Within the cloth's substeps it is drape's [`RigidBody`]: it falls and takes each contact's and hold's impulse
+//! Within the cloth's substeps it is drape's [`ClothRigidBody`]: it falls and takes each contact's and hold's impulse
 //! −mᵢ(Δpᵢ/Δt + Δvᵢ) substep by substep, so a body hanging from stiff cloth stays as stable as drape's own
 //! (handing Avian the impulses of a whole step, one step late, makes grips ring and blow up). After the step
 //! Avian takes the body at the velocities the step left it with (less the step's gravity, which Avian adds
@@ -19,11 +19,11 @@ use avian3d::prelude::{
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::sim::cloth::{Collider, HostedBody};
+use crate::sim::cloth::{ClothCollider, HostedBody};
 use crate::sim::collide::{ColliderMotion, ColliderShape};
 use crate::sim::integrate::MAX_SPEED;
-use crate::sim::plugin::{ClothStep, ClothStepSystems};
-use crate::sim::rigid::RigidBody;
+use crate::sim::rigid::ClothRigidBody;
+use crate::sim::schedule::{ClothStep, ClothStepSystems};
 use crate::sim::{SimClock, SimParams};
 
 /// Gives drape's bodies and colliders Avian twins and steps the bodies in both engines; add it beside
@@ -32,15 +32,15 @@ pub struct AvianBodiesPlugin;
 
 impl Plugin for AvianBodiesPlugin {
     fn build(&self, app: &mut App) {
-        app.add_observer(|added: On<Add, Collider>, twins: Twins| twins.make(added.entity))
-            .add_observer(|added: On<Add, RigidBody>, twins: Twins| twins.make(added.entity))
+        app.add_observer(|added: On<Add, ClothCollider>, twins: Twins| twins.make(added.entity))
+            .add_observer(|added: On<Add, ClothRigidBody>, twins: Twins| twins.make(added.entity))
             .add_observer(restore_avian_state)
             .add_systems(
                 ClothStep,
                 (
                     (pause_avian_without_bodies, follow_surfaces, take_avian_state)
                         .in_set(ClothStepSystems::BeforeStep),
-                    (hand_to_avian, hand_kinematic_to_avian).in_set(ClothStepSystems::HandOver),
+                    (hand_kinematic_to_avian, hand_to_avian).chain().in_set(ClothStepSystems::HandOver),
                 ),
             )
             .add_systems(FixedPostUpdate, mirror_avian_velocities.after(PhysicsSystems::Writeback));
@@ -65,7 +65,7 @@ pub fn avian_collider(shape: &ColliderShape) -> Option<AvianCollider> {
 /// What making a twin needs.
 #[derive(SystemParam)]
 struct Twins<'w, 's> {
-    colliders: Query<'w, 's, (&'static Collider, Option<&'static RigidBody>)>,
+    colliders: Query<'w, 's, (&'static ClothCollider, Option<&'static ClothRigidBody>)>,
     params: Res<'w, SimParams>,
     commands: Commands<'w, 's>,
 }
@@ -84,7 +84,7 @@ impl Twins<'_, '_> {
 }
 
 /// The Avian body of a drape collider's twin.
-fn twin_body(twin: &mut EntityCommands, collider: &Collider, body: Option<&RigidBody>) {
+fn twin_body(twin: &mut EntityCommands, collider: &ClothCollider, body: Option<&ClothRigidBody>) {
     match body {
         Some(body) => {
             twin.insert((
@@ -110,7 +110,7 @@ fn twin_body(twin: &mut EntityCommands, collider: &Collider, body: Option<&Rigid
 
 /// Avian steps only while it has a body to move (a dynamic one, or a kinematic one drape does not move): a cloth
 /// scene with colliders alone pays nothing for it.
-fn pause_avian_without_bodies(bodies: Query<(&AvianBody, Has<Collider>)>, mut time: ResMut<Time<Physics>>) {
+fn pause_avian_without_bodies(bodies: Query<(&AvianBody, Has<ClothCollider>)>, mut time: ResMut<Time<Physics>>) {
     let moving = bodies.iter().any(|(body, drapes)| body.is_dynamic() || (body.is_kinematic() && !drapes));
     if moving == time.is_paused() {
         if moving {
@@ -123,7 +123,7 @@ fn pause_avian_without_bodies(bodies: Query<(&AvianBody, Has<Collider>)>, mut ti
 
 /// A twin body given a state from outside the step (a recording resumed): Avian's state becomes it, as if
 /// Avian's step had just left the body where that cloth step did.
-fn restore_avian_state(inserted: On<Insert, RigidBody>, mut twins: Query<TwinView, With<HostedBody>>) {
+fn restore_avian_state(inserted: On<Insert, ClothRigidBody>, mut twins: Query<TwinView, With<HostedBody>>) {
     let Ok((body, pose, ((mut position, mut rotation), (mut linear, mut angular)))) = twins.get_mut(inserted.entity)
     else {
         return;
@@ -137,7 +137,7 @@ type AvianState =
     ((&'static mut Position, &'static mut Rotation), (&'static mut LinearVelocity, &'static mut AngularVelocity));
 
 /// What a twin body shares between the engines.
-type TwinView = (&'static mut RigidBody, &'static mut Transform, AvianState);
+type TwinView = (&'static mut ClothRigidBody, &'static mut Transform, AvianState);
 
 /// Before the cloth step: each twin body where Avian's last step left it, at Avian's velocities.
 fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
@@ -156,7 +156,7 @@ fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
 /// of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
 /// substep's impulses come after its move's cap, and a touching body's step would carry it at whatever they left.
 fn hand_to_avian(
-    mut twins: Query<(TwinView, &Collider, &CollidingEntities, &mut HostedBody)>,
+    mut twins: Query<(TwinView, &ClothCollider, &CollidingEntities, &mut HostedBody)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {
@@ -222,7 +222,7 @@ pub fn velocities_between(from: (Vec3, Quat), to: &Transform, step: f32) -> (Vec
 pub struct KinematicTwin;
 
 /// The twins' friction and restitution follow the scene's while their colliders use the scene's.
-fn follow_surfaces(params: Res<SimParams>, mut twins: Query<(&Collider, &mut Friction, &mut Restitution)>) {
+fn follow_surfaces(params: Res<SimParams>, mut twins: Query<(&ClothCollider, &mut Friction, &mut Restitution)>) {
     if !params.is_changed() {
         return;
     }
@@ -234,7 +234,7 @@ fn follow_surfaces(params: Res<SimParams>, mut twins: Query<(&Collider, &mut Fri
 }
 
 /// Avian's friction and restitution of a drape collider: its own, or the scene's.
-fn surface(collider: &Collider, params: &SimParams) -> (Friction, Restitution) {
+fn surface(collider: &ClothCollider, params: &SimParams) -> (Friction, Restitution) {
     (
         Friction::new(collider.friction.unwrap_or(params.friction)),
         Restitution::new(collider.restitution.unwrap_or(params.restitution)),
@@ -243,7 +243,9 @@ fn surface(collider: &Collider, params: &SimParams) -> (Friction, Restitution) {
 
 /// After Avian's step: drape's view of each twin body (the headless report, the soak) at Avian's velocities;
 /// recordings take the step's end before the hand-over.
-fn mirror_avian_velocities(mut twins: Query<(&mut RigidBody, &LinearVelocity, &AngularVelocity), With<HostedBody>>) {
+fn mirror_avian_velocities(
+    mut twins: Query<(&mut ClothRigidBody, &LinearVelocity, &AngularVelocity), With<HostedBody>>,
+) {
     for (mut body, linear, angular) in &mut twins {
         body.velocity = linear.0;
         body.angular_velocity = angular.0;

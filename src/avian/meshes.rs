@@ -15,7 +15,7 @@ use crate::scene::mesh_collider::MeshCollider;
 use crate::scene::spawn::SceneStatus;
 use crate::sim::SimClock;
 use crate::sim::collide::ColliderMotion;
-use crate::sim::plugin::{ClothStep, ClothStepSystems};
+use crate::sim::schedule::{ClothStep, ClothStepSystems};
 
 /// Gives mesh colliders Avian's collider and body, and moves the kinematic ones.
 pub struct AvianMeshesPlugin;

@@ -22,10 +22,10 @@
 //! `PhysicsPlugins::default()`) takes the cloth's impulses in `PhysicsSystems::First`. Avian's gravity follows
 //! the scene's.
 
-pub mod bodies;
-pub mod meshes;
-pub mod replay;
-pub mod solid;
+pub(crate) mod bodies;
+pub(crate) mod meshes;
+pub(crate) mod replay;
+pub(crate) mod solid;
 
 use avian3d::prelude::{
     AngularVelocity, Collider as AvianCollider, ComputedAngularInertia, ComputedCenterOfMass, ComputedMass, Forces,
@@ -35,11 +35,11 @@ use avian3d::prelude::{
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use crate::sim::cloth::{Collider, Contacts, Particles};
+use crate::sim::cloth::{ClothCollider, Contacts, Particles};
 use crate::sim::collide::shapes::Shape;
 use crate::sim::collide::swept::SweptCollider;
 use crate::sim::colliders::ExternalColliders;
-use crate::sim::plugin::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
+use crate::sim::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
 use crate::sim::{SimParams, stages};
 
 pub use bodies::AvianBodiesPlugin;
@@ -67,7 +67,10 @@ impl Plugin for AvianClothPlugin {
                 PbdSubstep,
                 (
                     gather_avian_colliders.in_set(PbdStage::GenerateCollisions).before(stages::generate_collisions),
-                    take_contact_impulses.in_set(PbdStage::VelocityResponse).after(stages::velocity_response),
+                    take_contact_impulses
+                        .in_set(PbdStage::VelocityResponse)
+                        .after(stages::velocity_response)
+                        .before(stages::couple_bodies),
                 ),
             )
             .add_systems(FixedPostUpdate, give_impulses.in_set(PhysicsSystems::First));
@@ -85,7 +88,7 @@ pub struct AvianClothShape(pub Shape);
 pub struct BodyImpulses(pub EntityHashMap<(Vec3, Vec3)>);
 
 /// Avian colliders that changed since the cloth last looked, and are not also drape colliders.
-type ChangedAvianColliders = (Changed<AvianCollider>, Without<Collider>);
+type ChangedAvianColliders = (Changed<AvianCollider>, Without<ClothCollider>);
 
 fn cache_cloth_shapes(mut commands: Commands, changed: Query<(Entity, &AvianCollider), ChangedAvianColliders>) {
     for (entity, collider) in &changed {
@@ -111,7 +114,7 @@ type AvianColliderView = (
 /// Before line (8): every Avian collider swept over the substep, a body moving at the velocities Avian's last
 /// step left it with; line (8) puts them after drape's colliders.
 fn gather_avian_colliders(
-    colliders: Query<AvianColliderView, Without<Collider>>,
+    colliders: Query<AvianColliderView, Without<ClothCollider>>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut external: ResMut<ExternalColliders>,
@@ -145,7 +148,7 @@ type AvianBodyView = (
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
     cloths: Query<(&Particles, &Contacts)>,
-    bodies: Query<AvianBodyView, Without<Collider>>,
+    bodies: Query<AvianBodyView, Without<ClothCollider>>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,

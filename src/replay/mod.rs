@@ -2,9 +2,9 @@
 //! of the simulation state ([`snapshot`]), so a run can be watched again, exported, and resumed from any
 //! recorded step with the same state hash as when it was recorded.
 
-pub mod engines;
-pub mod recording;
-pub mod snapshot;
+pub(crate) mod engines;
+pub(crate) mod recording;
+pub(crate) mod snapshot;
 
 use bevy::prelude::*;
 
@@ -12,7 +12,7 @@ pub use engines::{CoupledEngine, CoupledEngines};
 pub use recording::{Recording, restore};
 
 use crate::scene::ActiveScene;
-use crate::sim::plugin::{ClothStep, ClothStepSystems, PbdStage};
+use crate::sim::schedule::{ClothStep, ClothStepSystems, PbdStage};
 
 /// Records every cloth step into [`Recording`] (on by default; set `Recording::enabled` to stop).
 pub struct ReplayPlugin;

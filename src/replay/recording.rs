@@ -15,8 +15,9 @@ use bevy::prelude::*;
 use super::engines::CoupledEngines;
 use super::snapshot::SimSnapshot;
 use crate::sim::SimParams;
-use crate::sim::cloth::{Attachments, ClothMaterial, ClothMesh, Collider, Grabbed, Particles};
-use crate::sim::plugin::{SimClock, run_cloth_step};
+use crate::sim::cloth::{Attachments, ClothCollider, ClothMaterial, ClothMesh, Grabbed, Particles};
+use crate::sim::plugin::run_cloth_step;
+use crate::sim::schedule::SimClock;
 
 /// The default memory bound of a recording: 512 MB (20 s of a 64² sheet take about 80 MB).
 pub const MAX_BYTES: usize = 512 << 20;
@@ -65,7 +66,7 @@ impl Inputs {
             .map(|(e, m, a, g)| (e, *m, a.0.iter().map(|a| a.vertex).collect(), g.map(|g| g.vertex)))
             .collect();
         cloths.sort_by_key(|c| c.0);
-        let colliders = world.query::<&Collider>().iter(world).count();
+        let colliders = world.query::<&ClothCollider>().iter(world).count();
         Self { params: world.resource::<SimParams>().clone(), cloths, colliders }
     }
 }

@@ -8,14 +8,15 @@ use bevy::prelude::*;
 use super::engines::{CoupledEngines, EngineState};
 use crate::scene::throws::ThrowQueue;
 use crate::sim::SimParams;
+use crate::sim::aerodynamics::{GustSeed, Wind};
 use crate::sim::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
-    Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints, Tethers,
+    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothCollider, ClothMaterial, ClothMesh,
+    ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
+    Tethers,
 };
 use crate::sim::constraints::plan::ProjectionPlan;
-use crate::sim::plugin::SimClock;
-use crate::sim::rigid::RigidBody;
-use crate::sim::stages::{GustSeed, Wind};
+use crate::sim::rigid::ClothRigidBody;
+use crate::sim::schedule::SimClock;
 
 /// Declares [`EntityState`] with one optional copy per component type, and its capture and restore.
 macro_rules! entity_state {
@@ -61,10 +62,10 @@ entity_state! {
     solver: ClothSolver,
     cloth: Cloth,
     grabbed: Grabbed,
-    collider: Collider,
+    collider: ClothCollider,
     transform: Transform,
     previous_pose: PreviousPose,
-    body: RigidBody,
+    body: ClothRigidBody,
 }
 
 /// The whole simulation state at the end of one cloth step.
@@ -85,7 +86,7 @@ pub struct SimSnapshot {
 impl SimSnapshot {
     /// Copies the state of `world`.
     pub fn capture(world: &mut World) -> Self {
-        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<Collider>)>>();
+        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>)>>();
         let ids: Vec<Entity> = query.iter(world).collect();
         let entities: Vec<(Entity, EntityState)> =
             ids.into_iter().map(|e| (e, EntityState::capture(world.entity(e)))).collect();
@@ -110,7 +111,7 @@ impl SimSnapshot {
         if let Some((e, _)) = self.entities.iter().find(|(e, _)| world.get_entity(*e).is_err()) {
             return Err(format!("entity {e} of the recording no longer exists"));
         }
-        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<Collider>)>>();
+        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>)>>();
         let later: Vec<Entity> = query.iter(world).filter(|e| !self.entities.iter().any(|(k, _)| k == e)).collect();
         for e in later {
             world.despawn(e);

@@ -1,16 +1,19 @@
 //! Scenes: the plain-data description ([`desc::SceneDesc`]), preset files ([`preset`]), the library of presets
 //! in the window app ([`library`]), saving the running scene ([`snapshot`]), spawning ([`spawn`]) and thrown balls
-//! ([`throws`]).
+//! ([`throws`]); the benchmark workloads ([`workloads`]).
 
 pub mod desc;
 pub mod library;
 pub mod mesh_collider;
 pub mod obj;
+pub(crate) mod plugin;
 pub mod preset;
-pub mod shape;
+pub(crate) mod shape;
 pub mod snapshot;
 pub mod spawn;
 pub mod throws;
+pub mod workloads;
 
 pub use desc::SceneDesc;
-pub use spawn::{ActiveScene, SceneEntity, ScenePlugin, SceneRequest};
+pub use plugin::ScenePlugin;
+pub use spawn::{ActiveScene, SceneEntity, SceneRequest};

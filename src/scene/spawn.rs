@@ -8,14 +8,14 @@ use thiserror::Error;
 use super::desc::{ClothDesc, ClothShape, ColliderDesc, Fabric, SceneDesc};
 use super::desc::{MeshShape, ShapeDesc};
 use super::mesh_collider::{MeshCollider, read_obj};
+use crate::sim::aerodynamics::GustSeed;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
-use crate::sim::cloth::{Collider, PreviousPose};
+use crate::sim::cloth::{ClothCollider, PreviousPose};
 use crate::sim::collide::ColliderShape;
 use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::mesh::icosphere;
 use crate::sim::mesh::topology::{self, MeshError};
-use crate::sim::rigid::RigidBody;
-use crate::sim::stages::GustSeed;
+use crate::sim::rigid::ClothRigidBody;
 use crate::sim::{SimClock, SimParams};
 use crate::spawn::{ClothBuilder, select_vertices};
 
@@ -127,23 +127,6 @@ pub struct SceneStatus {
     pub message: Option<String>,
 }
 
-/// Loads requested scenes in `PreUpdate`, before the fixed step sees them.
-pub struct ScenePlugin;
-
-impl Plugin for ScenePlugin {
-    fn build(&self, app: &mut App) {
-        app.init_resource::<ActiveScene>()
-            .init_resource::<SceneRequest>()
-            .init_resource::<SceneStatus>()
-            .init_resource::<super::throws::ThrowQueue>()
-            .add_systems(PreUpdate, apply_scene_request.before(crate::sim::SanitizeParamsSystems))
-            .add_systems(
-                crate::sim::ClothStep,
-                super::throws::launch_throws.in_set(crate::sim::ClothStepSystems::BeforeStep),
-            );
-    }
-}
-
 /// A scene built and ready to spawn.
 pub struct BuiltScene {
     /// The cloths, in the description's order.
@@ -189,13 +172,13 @@ pub struct BuiltCollider {
     /// Its name in the preset (a thrown ball's is "ball").
     pub name: Name,
     /// The collider component.
-    pub collider: Collider,
+    pub collider: ClothCollider,
     /// Its pose at t = 0.
     pub transform: Transform,
     /// Its colour.
     pub appearance: Appearance,
     /// Its rigid body if it is dynamic (§4.2).
-    pub body: Option<RigidBody>,
+    pub body: Option<ClothRigidBody>,
 }
 
 impl BuiltCollider {
@@ -337,7 +320,7 @@ fn build_balloon(desc: &ClothDesc, cloth: &ClothBundle) -> Result<Balloon, Scene
         return Err(SceneError::OpenBalloon { name: desc.name.clone(), open_edges });
     }
     let rest_volume = enclosed_volume(&cloth.particles.x, &cloth.mesh.triangles).abs();
-    Ok(Balloon { rest_volume, gradient: Vec::with_capacity(cloth.particles.len()) })
+    Ok(Balloon { rest_volume, target_volume: None, gradient: Vec::with_capacity(cloth.particles.len()) })
 }
 
 fn build_collider(desc: &ColliderDesc, shape: ColliderShape) -> Result<BuiltCollider, SceneError> {
@@ -345,14 +328,14 @@ fn build_collider(desc: &ColliderDesc, shape: ColliderShape) -> Result<BuiltColl
     let body = match desc.body {
         None => None,
         Some(b) => {
-            let solid = RigidBody::solid(shape, b.mass);
+            let solid = ClothRigidBody::solid(shape, b.mass);
             let Some(body) = solid else {
                 return Err(SceneError::NotDynamic { name: desc.name.clone() });
             };
-            Some(RigidBody { velocity: b.velocity, angular_velocity: b.angular_velocity, ..body })
+            Some(ClothRigidBody { velocity: b.velocity, angular_velocity: b.angular_velocity, ..body })
         }
     };
-    let collider = Collider {
+    let collider = ClothCollider {
         shape,
         motion: desc.motion.clone(),
         start: transform,

@@ -7,9 +7,9 @@ use bevy::prelude::*;
 use super::desc::ThrowDesc;
 use super::spawn::{ActiveScene, Appearance, BuiltCollider};
 use crate::sim::SimClock;
-use crate::sim::cloth::Collider;
+use crate::sim::cloth::ClothCollider;
 use crate::sim::collide::ColliderShape;
-use crate::sim::rigid::RigidBody;
+use crate::sim::rigid::ClothRigidBody;
 
 /// Most thrown balls in the scene at once.
 pub const MAX_BALLS: usize = 12;
@@ -39,9 +39,9 @@ pub struct ThrowQueue {
 /// The ball of `desc` as a dynamic collider, or `None` if its mass or radius is not positive.
 pub fn ball(desc: &ThrowDesc) -> Option<BuiltCollider> {
     let shape = ColliderShape::Sphere { radius: desc.radius };
-    let body = RigidBody { velocity: desc.velocity, ..RigidBody::solid(shape, desc.mass)? };
+    let body = ClothRigidBody { velocity: desc.velocity, ..ClothRigidBody::solid(shape, desc.mass)? };
     let transform = Transform::from_translation(desc.from);
-    let collider = Collider::fixed(shape, transform);
+    let collider = ClothCollider::fixed(shape, transform);
     let (name, appearance) = (Name::new("ball"), Appearance::plain(BALL_COLOR));
     Some(BuiltCollider { name, collider, transform, appearance, body: Some(body) })
 }

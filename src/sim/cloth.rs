@@ -20,7 +20,7 @@ use super::knobs;
 use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
 use super::params::Solver;
-use super::rigid::RigidBody;
+use super::rigid::ClothRigidBody;
 use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
@@ -167,6 +167,9 @@ impl SelfCollision {
 pub struct Balloon {
     /// V0, the volume enclosed by the mesh as built, m³.
     pub rest_volume: f32,
+    /// k_pressure · V0 for the substep being run, set by [`BalloonPlugin`](super::BalloonPlugin); `None` (no
+    /// volume constraint) without it.
+    pub target_volume: Option<f32>,
     /// ∇C per vertex, scratch reused every projection.
     pub gradient: Vec<Vec3>,
 }
@@ -244,10 +247,10 @@ impl ClothMaterial {
 /// corrections, the new one's share easing from 0 to 1 ([`response::Blend`](super::constraints::response::Blend)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct SolverStiffness {
-    /// k_stretch the solver uses now (§4.1).
-    pub stretch: f32,
-    /// k_bend the solver uses now (§4.1).
-    pub bend: f32,
+    /// The [`ClothMaterial::stretch_stiffness`] the solver uses now (§4.1).
+    pub stretch_stiffness: f32,
+    /// The [`ClothMaterial::bend_stiffness`] the solver uses now (§4.1).
+    pub bend_stiffness: f32,
     /// XPBD's stretch compliance α the solver uses now, m/N.
     pub stretch_compliance: f32,
     /// XPBD's bending compliance α the solver uses now.
@@ -268,8 +271,8 @@ impl SolverStiffness {
     /// The material's stiffnesses and compliances, not eased.
     pub fn of(material: &ClothMaterial) -> Self {
         Self {
-            stretch: material.stretch_stiffness,
-            bend: material.bend_stiffness,
+            stretch_stiffness: material.stretch_stiffness,
+            bend_stiffness: material.bend_stiffness,
             stretch_compliance: material.stretch_compliance,
             bend_compliance: material.bend_compliance,
             volume_compliance: material.volume_compliance,
@@ -284,8 +287,8 @@ impl SolverStiffness {
             let next = current + (target - current) * a;
             if (target - next).abs() < 1e-4 { target } else { next }
         };
-        self.stretch = step(self.stretch, material.stretch_stiffness);
-        self.bend = step(self.bend, material.bend_stiffness);
+        self.stretch_stiffness = step(self.stretch_stiffness, material.stretch_stiffness);
+        self.bend_stiffness = step(self.bend_stiffness, material.bend_stiffness);
         // compliances span orders of magnitude: eased in ln(α + 1e-9), so a step from 1e-6 to 1e-2 takes as
         // long as one from 1e-4 to 1
         let log_step = |current: f32, target: f32| {
@@ -312,10 +315,10 @@ impl SolverStiffness {
 }
 
 /// A collider the cloth cannot enter; kinematic if `motion` is not static, dynamic if the entity also has a
-/// [`RigidBody`].
+/// [`ClothRigidBody`].
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, PreviousPose)]
-pub struct Collider {
+pub struct ClothCollider {
     /// Shape in the collider's local frame; the entity's `Transform` places it.
     pub shape: ColliderShape,
     /// How the collider moves; `Static` for a collider that does not.
@@ -328,7 +331,7 @@ pub struct Collider {
     pub restitution: Option<f32>,
 }
 
-impl Collider {
+impl ClothCollider {
     /// A static collider of `shape`; its entity's `Transform` places it.
     pub fn new(shape: ColliderShape) -> Self {
         Self::fixed(shape, Transform::IDENTITY)
@@ -532,4 +535,4 @@ macro_rules! components {
     )*};
 }
 
-components!(StretchConstraints, BendConstraints, ProjectionPlan, RigidBody);
+components!(StretchConstraints, BendConstraints, ProjectionPlan, ClothRigidBody);

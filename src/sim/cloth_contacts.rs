@@ -25,13 +25,30 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
+use super::constraints::access::Slices;
+use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
     EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch, Untangler,
     find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts, project_self_contacts_on,
     self_collision_thickness, sweep_end,
 };
-use super::{PbdStage, SimClock, SimParams, StageTimings};
-use crate::sim::constraints::access::Slices;
+use super::{SimParams, StageTimings, stages};
+
+/// Cloth against cloth: contacts between different cloths searched in every substep and projected after the
+/// tethers, while [`SimParams::cloth_collision`] is on.
+pub struct ClothContactsPlugin;
+
+impl Plugin for ClothContactsPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<ClothContacts>().add_systems(
+            PbdSubstep,
+            (
+                find_cloth_contacts.in_set(PbdStage::GenerateCollisions).after(stages::hold_on_bodies),
+                project_cloth_contacts.in_set(ProjectionSystems::ClothContacts),
+            ),
+        );
+    }
+}
 
 /// Passes over the cloth–cloth contacts after each substep's iterations, at most: like the iterations, more
 /// passes let a contact's push travel through a pile of layers.

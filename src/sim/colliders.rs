@@ -1,16 +1,16 @@
-//! The colliders of a substep as the kernels see them: [`CollisionWorld`] gathers every [`Collider`] entity
+//! The colliders of a substep as the kernels see them: [`CollisionWorld`] gathers every [`ClothCollider`] entity
 //! swept from its pose at the start of the substep to its pose at the end (§3.4), and [`move_colliders`] moves
 //! the kinematic ones (line (7)). The shapes, the swept ray test and the contacts are the kernels of
 //! [`collide`](super::collide).
 
 use bevy::prelude::*;
 
-use super::cloth::{Collider, PreviousPose};
+use super::cloth::{ClothCollider, PreviousPose};
 use super::collide::shapes::Shape;
 use super::collide::{ColliderMotion, ColliderShape, contacts, point_along, swept};
 use super::constraints::attach::{periodic_phase, turned};
 use super::parallel::SliceOutputs;
-use super::rigid::RigidBody;
+use super::rigid::ClothRigidBody;
 use super::{SimClock, SimParams};
 
 impl ColliderShape {
@@ -76,7 +76,7 @@ impl CollisionWorld {
     /// friction and restitution come from the parameters.
     pub fn gather<'a>(
         &mut self,
-        colliders: impl Iterator<Item = (Entity, &'a Collider, &'a Transform, Option<&'a PreviousPose>)>,
+        colliders: impl Iterator<Item = (Entity, &'a ClothCollider, &'a Transform, Option<&'a PreviousPose>)>,
         external: Option<&ExternalColliders>,
         params: &SimParams,
     ) {
@@ -115,7 +115,7 @@ pub struct ExternalColliders {
 
 /// Line (7) for kinematic colliders: each takes its pose at the end of the substep, remembering the start.
 pub fn move_colliders(
-    mut colliders: Query<(&Collider, &mut Transform, &mut PreviousPose), Without<RigidBody>>,
+    mut colliders: Query<(&ClothCollider, &mut Transform, &mut PreviousPose), Without<ClothRigidBody>>,
     clock: Res<SimClock>,
 ) {
     let t = clock.time + f64::from(clock.dt);

@@ -3,8 +3,8 @@
 
 use bevy::math::Vec3;
 
-use super::cloth::ClothMesh;
 use super::constraints::access::{ParticleAccess, SharedParticles, Slices};
+use super::parallel::ColorChunks;
 
 /// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
 /// Without a branch per particle, so the loop vectorises.
@@ -40,19 +40,18 @@ pub fn apply_aerodynamics(
     }
 }
 
-/// [`apply_aerodynamics`] over a cloth mesh, whose triangles are stored grouped by colour (no two triangles of
-/// one colour share a vertex): colour after colour, each colour's chunks shared by the compute pool's threads
-/// when `parallel`. The result does not depend on the thread count. If the mesh's colour chunks do not cover its
-/// triangles, they are taken one after another instead.
+/// [`apply_aerodynamics`] over a cloth mesh's `triangles`, stored grouped by colour as `chunks` say (no two
+/// triangles of one colour share a vertex): colour after colour, each colour's chunks shared by the compute
+/// pool's threads when `parallel`. The result does not depend on the thread count. If the colour chunks do not
+/// cover the triangles, they are taken one after another instead.
 pub fn apply_aerodynamics_by_color(
     x: &[Vec3],
     v: &mut [Vec3],
     w: &[f32],
-    mesh: &ClothMesh,
+    (triangles, chunks): (&[[u32; 3]], &ColorChunks),
     (wind, drag, dt): (Vec3, f32, f32),
     parallel: bool,
 ) {
-    let (triangles, chunks) = (&mesh.triangles, &mesh.triangle_chunks);
     if drag <= 0.0 {
         return;
     }

@@ -5,19 +5,9 @@
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::constraints::bend::BendingModel;
 use super::constraints::tether::TetherLengths;
 use super::knobs;
-
-/// Which bending constraint the solver projects (§4.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum BendingModel {
-    /// The paper's dihedral-angle constraint with the gradients of Appendix A (eq. 25–29): independent of stretching.
-    #[default]
-    Dihedral,
-    /// A distance constraint between the two vertices opposite a shared edge (Jakobsen style): cheaper, but
-    /// couples bending to stretching.
-    Distance,
-}
 
 /// How the constraints' material enters the projection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,28 +165,9 @@ impl SimParams {
     }
 }
 
-/// Converts a per-pass coefficient k ∈ [0, 1] so that `n` repeated applications have the effect of one
-/// application of k: k' = 1 − (1 − k)^(1/n) (§3.3). Used for stiffness over solver iterations and for damping
-/// over substeps.
-pub fn linearized(k: f32, n: u32) -> f32 {
-    let k = if k.is_finite() { k.clamp(0.0, 1.0) } else { 0.0 };
-    1.0 - (1.0 - k).powf(1.0 / n.max(1) as f32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn linearized_stiffness_composes_to_k() {
-        for &k in &[0.0, 0.01, 0.3, 0.5, 0.99, 1.0] {
-            for &n in &[1u32, 2, 5, 50] {
-                let kp = linearized(k, n);
-                let remaining = (1.0 - kp).powi(n as i32);
-                assert!((remaining - (1.0 - k)).abs() < 1e-4, "k={k} n={n}: {remaining}");
-            }
-        }
-    }
 
     #[test]
     fn sanitize_clamps_absurd_values() {

@@ -14,130 +14,17 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
-use super::{SimParams, StageTimings, cloth_contacts, colliders, stages, tethers};
+use super::colliders::{CollisionWorld, move_colliders};
+use super::schedule::{
+    AdvanceClothSystems, ClothStep, ClothStepSystems, ClothTimeAccumulator, MAX_STEPS_PER_RUN, PbdStage, PbdSubstep,
+    ProjectionSystems, SanitizeParamsSystems, SimClock, SimControl, cloth_step,
+};
+use super::{SimParams, StageTimings, stages};
 
-/// The schedule holding one pass of lines (5)–(16); run `substeps` times per cloth step.
-#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PbdSubstep;
-
-/// The schedule of one cloth step: [`ClothStepSystems`] in order. Add systems that must see every step (a
-/// kinematic target, a force) to its `BeforeStep` set.
-#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ClothStep;
-
-/// The stages of drape's step, in the paper's order. The first seven are the system sets of [`PbdSubstep`];
-/// all of them are keys of [`StageTimings`].
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PbdStage {
-    /// Line (5): external forces (gravity, air).
-    ExternalForces,
-    /// Line (6): §3.5 damping.
-    Damping,
-    /// Line (7): prediction p = x + Δt v, attachments (§3.6).
-    Predict,
-    /// Line (8): collision constraints from the rays x→p (§3.4).
-    GenerateCollisions,
-    /// Lines (9)–(11): iterated Gauss–Seidel projection.
-    Project,
-    /// Lines (12)–(15): v = (p − x)/Δt, x = p.
-    UpdateVelocity,
-    /// Line (16): friction and restitution.
-    VelocityResponse,
-    /// After the step, §5: splitting vertices of edges stretched beyond the threshold.
-    Tearing,
-    /// After the step: copying positions and normals into the render mesh.
-    MeshSync,
-}
-
-impl PbdStage {
-    /// Every stage, in order.
-    pub const ALL: [PbdStage; 9] = [
-        PbdStage::ExternalForces,
-        PbdStage::Damping,
-        PbdStage::Predict,
-        PbdStage::GenerateCollisions,
-        PbdStage::Project,
-        PbdStage::UpdateVelocity,
-        PbdStage::VelocityResponse,
-        PbdStage::Tearing,
-        PbdStage::MeshSync,
-    ];
-
-    /// Stable snake_case name (JSON keys, the panel).
-    pub fn name(self) -> &'static str {
-        match self {
-            PbdStage::ExternalForces => "external_forces",
-            PbdStage::Damping => "damping",
-            PbdStage::Predict => "predict",
-            PbdStage::GenerateCollisions => "generate_collisions",
-            PbdStage::Project => "project",
-            PbdStage::UpdateVelocity => "update_velocity",
-            PbdStage::VelocityResponse => "velocity_response",
-            PbdStage::Tearing => "tearing",
-            PbdStage::MeshSync => "mesh_sync",
-        }
-    }
-}
-
-/// The sets of the [`ClothStep`] schedule, chained: the state as the last tick left it, inputs and kinematic
-/// targets, the substeps, topology changes, hand-over to other engines.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClothStepSystems {
-    /// The state the last tick left — the cloth's and the engines' stepping beside it — before this step changes
-    /// anything: where recordings take their snapshots.
-    Start,
-    /// Inputs, kinematic targets and gusts, before the substeps.
-    BeforeStep,
-    /// The substeps ([`run_substeps`]).
-    Step,
-    /// Topology changes: tearing (§5); the step's end state, as recordings see it.
-    AfterStep,
-    /// Bodies handed to the engine that hosts them (Avian's, with the `avian` feature), after everything else
-    /// has seen where the step left them.
-    HandOver,
-}
-
-/// The system set of [`advance_cloth`] in the host's schedule, to order the host's systems around the cloth.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct AdvanceClothSystems;
-
-/// Most cloth steps one run of the host schedule may take: after a long stall the cloth drops the backlog
-/// instead of spending ever longer catching up.
-pub const MAX_STEPS_PER_RUN: u32 = 4;
-
-/// Simulated time and the current substep Δt.
-#[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct SimClock {
-    /// Δt of the substep being run, seconds.
-    pub dt: f32,
-    /// Length of the cloth step being run, 1/[`SimParams::rate_hz`], seconds.
-    pub step_dt: f32,
-    /// Simulated time at the start of the substep being run, seconds. Double precision: summed in f32, Δt's
-    /// rounding would slow the clock by a fraction of a percent after minutes and stop it after hours.
-    pub time: f64,
-    /// Cloth steps completed.
-    pub steps: u64,
-    /// Index of the substep being run within its step.
-    pub substep: u32,
-    /// Substeps of the step being run.
-    pub substeps: u32,
-}
-
-/// Pause and single-step requests.
-#[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct SimControl {
-    /// Whether the simulation is paused.
-    pub paused: bool,
-    /// Steps to run while paused.
-    pub step_requests: u32,
-}
-
-/// The host schedule's time not yet simulated, less than one cloth step after each run.
-#[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct ClothTimeAccumulator(pub Duration);
-
-/// The solver: its resources, the [`ClothStep`] and [`PbdSubstep`] schedules with their chained stages, and
-/// [`advance_cloth`] in the host's schedule.
+/// The core loop: its resources, the [`ClothStep`] and [`PbdSubstep`] schedules with the paper's stages
+/// chained, and [`advance_cloth`] in the host's schedule. The concern plugins of
+/// [`DrapePlugins`](crate::plugins::DrapePlugins) (self-collision, cloth–cloth contacts, tearing, tethers, air,
+/// balloons) add their systems to these stages.
 pub struct ClothSimPlugin {
     schedule: Interned<dyn ScheduleLabel>,
 }
@@ -164,84 +51,47 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<SimControl>()
             .init_resource::<ClothTimeAccumulator>()
             .init_resource::<StageTimings>()
-            .init_resource::<colliders::CollisionWorld>()
-            .init_resource::<cloth_contacts::ClothContacts>()
-            .init_resource::<stages::Wind>()
-            .init_resource::<stages::GustSeed>()
-            .init_schedule(PbdSubstep)
-            .init_schedule(ClothStep);
-        // the stages are chains: a multi-threaded executor only adds scheduling overhead per (sub)step
-        for label in [PbdSubstep.intern(), ClothStep.intern()] {
-            app.edit_schedule(label, |schedule| {
-                schedule.set_executor(SingleThreadedExecutor::default());
-            });
-        }
-        app.configure_sets(
-            PbdSubstep,
-            (
-                PbdStage::ExternalForces,
-                PbdStage::Damping,
-                PbdStage::Predict,
-                PbdStage::GenerateCollisions,
-                PbdStage::Project,
-                PbdStage::UpdateVelocity,
-                PbdStage::VelocityResponse,
-            )
-                .chain(),
-        )
-        .add_systems(
+            .init_resource::<CollisionWorld>();
+        add_chained_schedules(app);
+        app.add_systems(
             PbdSubstep,
             (
                 stages::external_forces.in_set(PbdStage::ExternalForces),
                 stages::damping.in_set(PbdStage::Damping),
-                (colliders::move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
-                (stages::generate_collisions, stages::hold_on_bodies, cloth_contacts::find_cloth_contacts)
-                    .chain()
-                    .in_set(PbdStage::GenerateCollisions),
-                (
-                    stages::lend_masses_to_holds,
-                    stages::project,
-                    tethers::project_tethers,
-                    cloth_contacts::project_cloth_contacts,
-                    stages::return_lent_masses,
-                    stages::push_out,
-                )
-                    .chain()
-                    .in_set(PbdStage::Project),
+                (move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
+                (stages::generate_collisions, stages::hold_on_bodies).chain().in_set(PbdStage::GenerateCollisions),
+                (stages::lend_masses_to_holds, stages::project).chain().in_set(ProjectionSystems::Constraints),
+                (stages::return_lent_masses, stages::push_out).chain().in_set(ProjectionSystems::Finish),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),
         )
-        .configure_sets(
-            ClothStep,
-            (
-                ClothStepSystems::Start,
-                ClothStepSystems::BeforeStep,
-                ClothStepSystems::Step,
-                ClothStepSystems::AfterStep,
-                ClothStepSystems::HandOver,
-            )
-                .chain(),
-        )
         .add_systems(
             ClothStep,
-            (
-                (stages::reset_gust_on_load, stages::update_gust, stages::ease_stiffness, tethers::refresh_tethers)
-                    .chain()
-                    .in_set(ClothStepSystems::BeforeStep),
-                run_substeps.in_set(ClothStepSystems::Step),
-                stages::tear.in_set(ClothStepSystems::AfterStep).in_set(PbdStage::Tearing),
-            ),
+            (stages::ease_stiffness.in_set(ClothStepSystems::BeforeStep), run_substeps.in_set(ClothStepSystems::Step)),
         )
         .add_systems(self.schedule, advance_cloth.in_set(AdvanceClothSystems))
         .add_systems(PreUpdate, sanitize_params.in_set(SanitizeParamsSystems));
     }
 }
 
-/// The system set of [`sanitize_params`] in `PreUpdate`: systems that replace [`SimParams`] (loading a scene)
-/// run before it.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SanitizeParamsSystems;
+/// The [`ClothStep`] and [`PbdSubstep`] schedules, single-threaded, with their sets in the paper's order.
+fn add_chained_schedules(app: &mut App) {
+    app.init_schedule(PbdSubstep).init_schedule(ClothStep);
+    // the stages are chains: a multi-threaded executor only adds scheduling overhead per (sub)step
+    for label in [PbdSubstep.intern(), ClothStep.intern()] {
+        app.edit_schedule(label, |schedule| {
+            schedule.set_executor(SingleThreadedExecutor::default());
+        });
+    }
+    use PbdStage::*;
+    let stages = (ExternalForces, Damping, Predict, GenerateCollisions, Project, UpdateVelocity, VelocityResponse);
+    use ProjectionSystems::*;
+    let projections = (Constraints, Tethers, ClothContacts, Finish);
+    app.configure_sets(PbdSubstep, (stages.chain(), projections.chain().in_set(Project)));
+    use ClothStepSystems::*;
+    app.configure_sets(ClothStep, (Start, BeforeStep, Step, AfterStep, HandOver).chain());
+}
 
 /// Keeps [`SimParams`] inside their documented ranges, whoever wrote them.
 pub fn sanitize_params(mut params: ResMut<SimParams>) {
@@ -261,11 +111,6 @@ pub fn match_fixed_timestep_to_cloth(params: Res<SimParams>, mut fixed: ResMut<T
     if params.is_changed() && fixed.timestep() != step {
         fixed.set_timestep(step);
     }
-}
-
-/// The length of one cloth step, 1/[`SimParams::rate_hz`] (sanitized).
-pub fn cloth_step(params: &SimParams) -> Duration {
-    Duration::from_secs_f64(1.0 / params.sanitized().rate_hz as f64)
 }
 
 /// Runs [`ClothStep`] once per whole cloth step in the time the host schedule's `Time` advanced (held back

@@ -16,7 +16,7 @@ use super::collide::ColliderShape;
 /// Mass properties and velocities of a dynamic body; its `Transform` is its pose (centre of mass at the
 /// origin of its shape).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RigidBody {
+pub struct ClothRigidBody {
     /// 1 / mass, 1/kg.
     pub inverse_mass: f32,
     /// Inverse principal moments of inertia in the body frame, 1/(kg·m²).
@@ -27,7 +27,7 @@ pub struct RigidBody {
     pub angular_velocity: Vec3,
 }
 
-impl RigidBody {
+impl ClothRigidBody {
     /// A body of `mass` kg filling `shape` uniformly; `None` for shapes that cannot be dynamic (plane,
     /// barrel) or a mass that is not finite and positive.
     pub fn solid(shape: ColliderShape, mass: f32) -> Option<Self> {
@@ -221,18 +221,18 @@ mod tests {
 
     #[test]
     fn inertia_of_a_sphere_and_a_box() {
-        let ball = RigidBody::solid(ColliderShape::Sphere { radius: 0.5 }, 2.0).unwrap();
+        let ball = ClothRigidBody::solid(ColliderShape::Sphere { radius: 0.5 }, 2.0).unwrap();
         assert!((ball.inverse_inertia - Vec3::splat(1.0 / 0.2)).length() < 1e-5);
-        let slab = RigidBody::solid(ColliderShape::Box { half_extents: Vec3::new(1.0, 0.5, 0.5) }, 3.0).unwrap();
+        let slab = ClothRigidBody::solid(ColliderShape::Box { half_extents: Vec3::new(1.0, 0.5, 0.5) }, 3.0).unwrap();
         // I_x = m (b² + c²) / 12 with full sides b = c = 1
         assert!((1.0 / slab.inverse_inertia.x - 0.5).abs() < 1e-5);
-        assert!(RigidBody::solid(ColliderShape::Plane, 1.0).is_none());
-        assert!(RigidBody::solid(ColliderShape::Sphere { radius: 1.0 }, 0.0).is_none());
+        assert!(ClothRigidBody::solid(ColliderShape::Plane, 1.0).is_none());
+        assert!(ClothRigidBody::solid(ColliderShape::Sphere { radius: 1.0 }, 0.0).is_none());
     }
 
     #[test]
     fn off_centre_impulse_spins_and_conserves_momentum() {
-        let mut body = RigidBody::solid(ColliderShape::Box { half_extents: Vec3::splat(0.5) }, 2.0).unwrap();
+        let mut body = ClothRigidBody::solid(ColliderShape::Box { half_extents: Vec3::splat(0.5) }, 2.0).unwrap();
         let pose = Transform::from_xyz(1.0, 0.0, 0.0);
         body.apply_impulse(&pose, Vec3::new(0.0, 0.0, 4.0), Vec3::new(1.5, 0.0, 0.0));
         assert!((body.momentum() - Vec3::new(0.0, 0.0, 4.0)).length() < 1e-5);
@@ -243,11 +243,11 @@ mod tests {
     #[test]
     fn a_vertex_heavier_than_the_body_cannot_throw_it_back_faster() {
         let (mut light, pose) =
-            (RigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 0.5).unwrap(), Transform::IDENTITY);
+            (ClothRigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 0.5).unwrap(), Transform::IDENTITY);
         // a 2 kg vertex pushed at 1 m/s gives the 0.5 kg ball at its centre at most that 1 m/s back
         light.take_from_vertex(&pose, Vec3::new(2.0, 0.0, 0.0), 2.0, Vec3::ZERO);
         assert!((light.velocity - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-5, "{}", light.velocity);
-        let mut heavy = RigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 50.0).unwrap();
+        let mut heavy = ClothRigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 50.0).unwrap();
         heavy.take_from_vertex(&pose, Vec3::new(2.0, 0.0, 0.0), 2.0, Vec3::ZERO);
         assert!((heavy.momentum() - Vec3::new(-2.0, 0.0, 0.0)).length() < 1e-4, "momentum is conserved");
         heavy.velocity = Vec3::new(0.0, -500.0, 0.0);
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_body_lends_its_holds_no_more_than_its_effective_mass_in_any_direction() {
-        let body = RigidBody::solid(ColliderShape::Box { half_extents: Vec3::new(0.3, 0.1, 0.2) }, 2.0).unwrap();
+        let body = ClothRigidBody::solid(ColliderShape::Box { half_extents: Vec3::new(0.3, 0.1, 0.2) }, 2.0).unwrap();
         let pose = Transform::from_xyz(0.5, 1.0, 0.0).with_rotation(Quat::from_rotation_z(0.4));
         let at = Vec3::new(0.8, 1.1, 0.2);
         let lent = body.mass_lent_per_hold(&pose, at, 4);
@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn rotation_integrates_to_the_right_angle() {
-        let mut body = RigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 1.0).unwrap();
+        let mut body = ClothRigidBody::solid(ColliderShape::Sphere { radius: 0.1 }, 1.0).unwrap();
         body.angular_velocity = Vec3::new(0.0, std::f32::consts::PI, 0.0);
         let mut pose = Transform::IDENTITY;
         for _ in 0..100 {
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn ball_dropped_on_the_ground_bounces_by_e_and_then_rests() {
-        let mut ball = RigidBody::solid(ColliderShape::Sphere { radius: 0.2 }, 1.0).unwrap();
+        let mut ball = ClothRigidBody::solid(ColliderShape::Sphere { radius: 0.2 }, 1.0).unwrap();
         let shape = ColliderShape::Sphere { radius: 0.2 };
         let mut pose = Transform::from_xyz(0.0, 0.25, 0.0);
         ball.velocity = Vec3::new(0.0, -4.0, 0.0);
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn sliding_box_stops_by_friction_and_keeps_upright() {
         let shape = ColliderShape::Box { half_extents: Vec3::new(0.2, 0.1, 0.2) };
-        let mut block = RigidBody::solid(shape, 1.0).unwrap();
+        let mut block = ClothRigidBody::solid(shape, 1.0).unwrap();
         let mut pose = Transform::from_xyz(0.0, 0.1, 0.0);
         block.velocity = Vec3::new(2.0, 0.0, 0.0);
         let (dt, g) = (1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));

@@ -5,11 +5,9 @@
 use std::time::Instant;
 
 use bevy::prelude::*;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothMaterial, ClothMesh, ClothSolver, Collider,
+    Attachments, Balloon, BendConstraints, BodyAttachments, ClothCollider, ClothMaterial, ClothMesh, ClothSolver,
     Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
     StretchConstraints,
 };
@@ -23,32 +21,28 @@ use super::collide::{
 use super::colliders::{CollisionWorld, ExternalColliders};
 use super::constraints::bend::{Folds, folded_share};
 use super::constraints::plan::ProjectionPlan;
+use super::constraints::response::linearized;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
 use super::parallel::solver_threads;
-use super::params::linearized;
-use super::rigid::RigidBody;
-use super::selfcollide::{find_self_contacts, mean_rest_length, self_collision_thickness, split_in_halves, sweep_end};
-use super::wind::next_gust;
-use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate, tearing};
+use super::rigid::ClothRigidBody;
+use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
-/// Line (5): gravity and air (mean wind plus gust) on every cloth, gravity on every rigid body.
+/// Line (5): gravity on every cloth and every rigid body (the air is [`AerodynamicsPlugin`]'s).
+///
+/// [`AerodynamicsPlugin`]: super::aerodynamics::AerodynamicsPlugin
 pub fn external_forces(
-    mut cloths: Query<(&mut Particles, &ClothMesh)>,
-    mut bodies: Query<&mut RigidBody>,
+    mut cloths: Query<&mut Particles>,
+    mut bodies: Query<&mut ClothRigidBody>,
     params: Res<SimParams>,
-    wind: Res<Wind>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    let air = wind.velocity(&params);
-    for (mut particles, mesh) in &mut cloths {
-        let Particles { x, v, w, .. } = &mut *particles;
+    for mut particles in &mut cloths {
+        let Particles { v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
-        let air = (air, params.air_drag, clock.dt);
-        integrate::apply_aerodynamics_by_color(x, v, w, mesh, air, params.parallel);
     }
     for mut body in &mut bodies {
         body.apply_gravity(params.gravity, clock.dt);
@@ -91,8 +85,8 @@ pub fn predict(
 /// Line (7) for rigid bodies (§4.2): each moves by its velocities, remembering its pose at the start of the
 /// substep, and rests on the static planes unless another engine hosts it (its contacts are that engine's).
 pub fn move_bodies(
-    mut bodies: Query<(&Collider, &mut RigidBody, &mut Transform, &mut PreviousPose, Has<HostedBody>)>,
-    fixed: Query<(&Collider, &Transform), Without<RigidBody>>,
+    mut bodies: Query<(&ClothCollider, &mut ClothRigidBody, &mut Transform, &mut PreviousPose, Has<HostedBody>)>,
+    fixed: Query<(&ClothCollider, &Transform), Without<ClothRigidBody>>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {
@@ -117,17 +111,10 @@ pub fn move_bodies(
     }
 }
 
-/// Line (8): collision constraints against every collider swept over the substep (§3.4), and (§4.3) between
-/// each cloth's vertices and its own triangles.
-#[allow(clippy::type_complexity)]
+/// Line (8): collision constraints against every collider swept over the substep (§3.4).
 pub fn generate_collisions(
-    mut cloths: Query<(
-        (&Particles, &ClothMesh, &StretchConstraints),
-        &mut Contacts,
-        &mut SelfCollision,
-        &ClothMaterial,
-    )>,
-    colliders: (Query<(Entity, &Collider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
+    mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial)>,
+    colliders: (Query<(Entity, &ClothCollider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
@@ -136,29 +123,11 @@ pub fn generate_collisions(
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
-    for ((particles, mesh, stretch), mut contacts, mut self_collision, material) in &mut cloths {
+    for (particles, mut contacts, material) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
         let search = (slices, params.parallel);
         generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
-        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness } =
-            &mut *self_collision;
-        if !params.self_collision {
-            contacts.clear();
-            *halves = [0, 0];
-        } else if clock.substep == 0 {
-            let step = clock.dt * params.substeps as f32;
-            step_end.clear();
-            let mean_edge = mean_rest_length(stretch.rest_length());
-            step_end.extend(x.iter().zip(v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
-            *thickness = self_collision_thickness(material.thickness, stretch.mean_shortest_edge());
-            let band = *thickness * SelfCollision::DETECTION_MARGIN;
-            find_self_contacts(search, x, step_end, &mesh.triangles, band, params.parallel, contacts);
-            if params.untangle {
-                untangler.release(x, &mesh.triangles, contacts);
-            }
-            *halves = split_in_halves(contacts, x, &mesh.triangles, split_scratch);
-        }
     }
     timings.add(PbdStage::GenerateCollisions, start);
 }
@@ -168,7 +137,7 @@ pub fn generate_collisions(
 /// surface contacts with that body.
 pub fn hold_on_bodies(
     mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts)>,
-    bodies: Query<(&RigidBody, &Transform)>,
+    bodies: Query<(&ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     mut holds_per_collider: Local<Vec<u32>>,
     mut timings: ResMut<StageTimings>,
@@ -261,11 +230,17 @@ pub fn project(
         }
         let Particles { x, p, w, .. } = &mut *particles;
         let solver = solver.into_inner();
-        solver.folds = Folds::for_cloth(stiffness.stretch, stiffness.bend, || folded_share(x, bend.quads()));
+        solver.folds =
+            Folds::for_cloth(stiffness.stretch_stiffness, stiffness.bend_stiffness, || folded_share(x, bend.quads()));
         let mut settings = SolverSettings {
             parallel: threads > 1,
             folds: solver.folds,
-            ..SolverSettings::new(params.iterations, stiffness.stretch, stiffness.bend, params.bending_model)
+            ..SolverSettings::new(
+                params.iterations,
+                stiffness.stretch_stiffness,
+                stiffness.bend_stiffness,
+                params.bending_model,
+            )
         };
         let share = stiffness.xpbd_weight();
         if share > 0.0 {
@@ -274,7 +249,7 @@ pub fn project(
         }
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
-            Some(Balloon { rest_volume, gradient }) => (Some(*rest_volume * params.pressure), gradient),
+            Some(Balloon { target_volume, gradient, .. }) => (*target_volume, gradient),
             None => (None, &mut no_gradient),
         };
         let cloth = ClothConstraints {
@@ -352,7 +327,7 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 /// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep.
 pub fn couple_bodies(
     cloths: Query<(&Particles, &Contacts)>,
-    mut bodies: Query<(&mut RigidBody, &Transform)>,
+    mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
@@ -396,113 +371,5 @@ pub fn ease_stiffness(
         let mut next = *stiffness;
         next.ease_toward(material, solver.active(params.solver), clock.step_dt);
         stiffness.set_if_neq(next);
-    }
-}
-
-/// After the step, §5: when tearing is on, splits up to [`MAX_TEARS_PER_STEP`] vertices of the edges stretched
-/// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
-/// A cloth with no overstretched edge is only read.
-pub fn tear(
-    mut cloths: Query<(Tearable, Option<&BodyAttachments>)>,
-    params: Res<SimParams>,
-    mut found: Local<Vec<tearing::Overstretched>>,
-    mut held: Local<Vec<u32>>,
-    mut timings: ResMut<StageTimings>,
-) {
-    if !params.tearing {
-        return;
-    }
-    let start = Instant::now();
-    for ((mut particles, mut mesh, mut stretch, mut bend, mut tag), holds) in &mut cloths {
-        let threshold = params.tear_threshold;
-        if tearing::most_stretched_edge(&particles.x, stretch.edges(), stretch.rest_length(), threshold).is_none() {
-            continue;
-        }
-        let (mut edges, mut rest_length) = std::mem::take(&mut *stretch).into_parts();
-        let (mut quads, mut rest_angle, mut rest_distance) = std::mem::take(&mut *bend).into_parts();
-        held.clear();
-        held.extend(holds.iter().flat_map(|h| h.0.iter().map(|a| a.vertex)));
-        held.sort_unstable();
-        let Particles { x, p, v, w, mass } = &mut *particles;
-        let ClothMesh { triangles, uvs, .. } = &mut *mesh;
-        let mut cloth = tearing::TearableCloth {
-            x,
-            p,
-            v,
-            mass,
-            w,
-            held: &held,
-            triangles,
-            uvs,
-            edges: &mut edges,
-            rest_length: &mut rest_length,
-            quads: &mut quads,
-            rest_angle: &mut rest_angle,
-            rest_distance: &mut rest_distance,
-        };
-        tag.tears += tearing::tear_overstretched(&mut cloth, threshold, MAX_TEARS_PER_STEP, &mut found);
-        let n = particles.len();
-        *stretch = StretchConstraints::new(edges, rest_length, n);
-        *bend = BendConstraints::new(quads, rest_angle, rest_distance, n);
-    }
-    timings.add_outside_step(PbdStage::Tearing, start);
-}
-
-/// What tearing edits of a cloth.
-type Tearable = (
-    &'static mut Particles,
-    &'static mut ClothMesh,
-    &'static mut StretchConstraints,
-    &'static mut BendConstraints,
-    &'static mut Cloth,
-);
-
-/// Most vertex splits per cloth and step: a rip opens over a few frames instead of shattering at once.
-pub const MAX_TEARS_PER_STEP: usize = 8;
-
-/// The wind the cloth feels in the current step.
-#[derive(Resource, Clone, Debug)]
-pub struct Wind {
-    /// Current gust added to the mean wind, m/s.
-    pub gust: Vec3,
-    rng: SmallRng,
-}
-
-impl Wind {
-    /// No gust yet; gusts drawn from a generator seeded with `seed`.
-    pub fn seeded(seed: u64) -> Self {
-        Self { gust: Vec3::ZERO, rng: SmallRng::seed_from_u64(seed) }
-    }
-
-    /// Mean wind plus the current gust.
-    pub fn velocity(&self, params: &SimParams) -> Vec3 {
-        params.wind + self.gust
-    }
-}
-
-impl Default for Wind {
-    fn default() -> Self {
-        Self::seeded(0)
-    }
-}
-
-/// Once per cloth step, before the substeps: a new gust.
-pub fn update_gust(mut wind: ResMut<Wind>, params: Res<SimParams>, clock: Res<SimClock>) {
-    let dt = clock.step_dt;
-    // uniform on [−√3, √3] has unit variance
-    let s = 3f32.sqrt();
-    let noise = Vec3::new(wind.rng.random_range(-s..s), wind.rng.random_range(-s..s), wind.rng.random_range(-s..s));
-    wind.gust = next_gust(wind.gust, params.wind_gust, dt, noise);
-}
-
-/// The seed of the random gusts of the running scene.
-#[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct GustSeed(pub u64);
-
-/// Restarts the gusts (and their random sequence from the scene's seed) when a scene is loaded, so every run
-/// is reproducible.
-pub fn reset_gust_on_load(clock: Res<SimClock>, seed: Res<GustSeed>, mut wind: ResMut<Wind>) {
-    if clock.is_changed() && clock.steps == 0 {
-        *wind = Wind::seeded(seed.0);
     }
 }

@@ -11,7 +11,19 @@ use super::cloth::{Attachments, BodyAttachments, Particles, TetherSource, Tether
 use super::constraints::storage::StretchConstraints;
 use super::constraints::tether::{TETHERS_PER_VERTEX, TetherSet};
 use super::params::SimParams;
-use super::{PbdStage, StageTimings};
+use super::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, ProjectionSystems};
+use super::{StageTimings, stages};
+
+/// Tethers: each cloth's long-range attachments, rebuilt before a step and projected after each substep's
+/// iterations, while [`SimParams::tethers`] (or the cloth's own switch) is on.
+pub struct TethersPlugin;
+
+impl Plugin for TethersPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(ClothStep, refresh_tethers.in_set(ClothStepSystems::BeforeStep).after(stages::ease_stiffness))
+            .add_systems(PbdSubstep, project_tethers.in_set(ProjectionSystems::Tethers));
+    }
+}
 
 /// Before each cloth step: builds, rebuilds or drops each cloth's tethers to match the switches, the attached
 /// vertices and the mesh. Allocates only when it rebuilds.

@@ -1,6 +1,6 @@
 //! Gusty wind for line (5): the mean wind of [`SimParams::wind`](super::SimParams) plus a random gust that
 //! varies smoothly in time (an Ornstein–Uhlenbeck process, seeded, so a run is reproducible). The gust's state
-//! and its systems live in [`stages`](super::stages) ([`Wind`](super::stages::Wind)).
+//! and its systems live in [`aerodynamics`](super::aerodynamics) ([`Wind`](super::aerodynamics::Wind)).
 
 use bevy::math::Vec3;
 

@@ -260,7 +260,7 @@ fn a_fast_kinematic_box_pushes_a_ball_ahead_of_it() {
     };
     let mut app = headless_app(desc);
     let box_x = |app: &mut App| {
-        let mut q = app.world_mut().query::<(&drape::sim::cloth::Collider, &Transform)>();
+        let mut q = app.world_mut().query::<(&drape::sim::cloth::ClothCollider, &Transform)>();
         q.iter(app.world()).find(|(c, _)| c.motion != ColliderMotion::Static).map(|(_, t)| t.translation.x)
     };
     for frame in 0..54 {

@@ -256,7 +256,7 @@ fn dragging_hard_never_explodes() {
 #[test]
 fn key_b_throws_a_ball_at_the_cursor_that_pushes_the_cloth() {
     use bevy::input::keyboard::{Key, KeyboardInput};
-    use drape::sim::rigid::RigidBody;
+    use drape::sim::rigid::ClothRigidBody;
     let (mut app, window, camera) = app_with_mouse();
     let x = particles(&mut app).x;
     let target = x[x.len() / 2];
@@ -273,7 +273,7 @@ fn key_b_throws_a_ball_at_the_cursor_that_pushes_the_cloth() {
     app.update();
     app.world_mut().write_message(key(ButtonState::Released));
     app.update();
-    let mut balls = app.world_mut().query::<(&RigidBody, &Transform)>();
+    let mut balls = app.world_mut().query::<(&ClothRigidBody, &Transform)>();
     let (ball, pose) = balls.single(app.world()).map(|(b, t)| (*b, *t)).expect("B threw no ball");
     // it flies from the camera toward the point under the cursor at the panel's speed
     let aim = (target - camera.translation).normalize();

@@ -6,24 +6,21 @@
 
 mod common;
 
-mod abuse;
 mod avian;
 mod cloth_collision;
 mod headless;
 mod interaction;
 mod layers;
-mod materials;
 mod paper_scenes;
 mod parallel;
+mod plugins;
 mod presets;
 mod readme;
 mod reliability;
 mod replay;
 mod rigid_coupling;
 mod save;
-mod soak;
 mod state_hash;
 mod tethers;
 mod torn_curtain;
-mod views;
 mod xpbd;

@@ -2,9 +2,9 @@
 //! steady step allocates nothing, and the pool really has more than one thread to share.
 
 use bevy::prelude::*;
-use drape::bench::{grid_dihedral, grid_distance, with_parallel};
 use drape::headless::headless_app;
 use drape::scene::desc::SceneDesc;
+use drape::scene::workloads::{grid_dihedral, grid_distance, with_parallel};
 use drape::sim::cloth::Particles;
 
 fn positions_after(desc: SceneDesc, frames: usize) -> Vec<Vec3> {

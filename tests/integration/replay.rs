@@ -5,8 +5,8 @@ use drape::headless::{headless_app_with, state_hash};
 use drape::replay::{Recording, ReplayPlugin, restore};
 use drape::scene::preset;
 use drape::sim::cloth::Cloth;
-use drape::sim::plugin::SimClock;
-use drape::sim::rigid::RigidBody;
+use drape::sim::rigid::ClothRigidBody;
+use drape::sim::schedule::SimClock;
 
 /// A headless App of `preset` that records, run for `frames` frames: the App and each frame's (step, state hash).
 fn recorded_run(preset: &str, frames: usize) -> (bevy::prelude::App, Vec<(u64, String)>) {
@@ -71,7 +71,7 @@ fn a_look_at_an_old_step_keeps_the_recording_and_the_way_back() {
 
 /// Every body's pose and velocities, bit for bit.
 fn bodies(app: &mut bevy::prelude::App) -> Vec<[u32; 13]> {
-    let mut q = app.world_mut().query::<(&RigidBody, &Transform)>();
+    let mut q = app.world_mut().query::<(&ClothRigidBody, &Transform)>();
     let mut all: Vec<[u32; 13]> = q
         .iter(app.world())
         .map(|(b, t)| {

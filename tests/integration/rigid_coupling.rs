@@ -11,7 +11,7 @@ use drape::scene::preset;
 use drape::sim::SimParams;
 use drape::sim::cloth::{BodyAttachments, Particles, StretchConstraints};
 use drape::sim::collide::{ColliderMotion, ColliderShape};
-use drape::sim::rigid::RigidBody;
+use drape::sim::rigid::ClothRigidBody;
 
 /// A free 1 m × 1 m sheet of 24×24 quads, horizontal at height `y`, or vertical (facing ±Z) if rotated.
 fn free_sheet(placement: Placement) -> ClothDesc {
@@ -54,7 +54,7 @@ fn fast_thin_collider_leaves_no_vertex_on_the_wrong_side() {
         app.update();
     }
     let slab_y = {
-        let mut q = app.world_mut().query_filtered::<&Transform, With<drape::sim::cloth::Collider>>();
+        let mut q = app.world_mut().query_filtered::<&Transform, With<drape::sim::cloth::ClothCollider>>();
         q.single(app.world()).unwrap().translation.y
     };
     assert!(slab_y < -1.0, "the slab is at {slab_y} m");
@@ -94,8 +94,8 @@ fn ball_and_cloth_conserve_linear_momentum_without_gravity() {
 fn momentum(app: &mut App) -> (Vec3, Vec3) {
     let mut cloth = app.world_mut().query::<&Particles>();
     let cloth: Vec3 = cloth.iter(app.world()).flat_map(|p| p.v.iter().zip(&p.mass).map(|(v, m)| *v * *m)).sum();
-    let mut bodies = app.world_mut().query::<&RigidBody>();
-    let body: Vec3 = bodies.iter(app.world()).map(RigidBody::momentum).sum();
+    let mut bodies = app.world_mut().query::<&ClothRigidBody>();
+    let body: Vec3 = bodies.iter(app.world()).map(ClothRigidBody::momentum).sum();
     (cloth, body)
 }
 
@@ -137,8 +137,9 @@ fn stripes_hold_their_boxes_up_two_way() {
     // with the `avian` feature the boxes are Avian's bodies, stepped by Avian between the cloth's steps
     #[cfg(feature = "avian")]
     assert_eq!(app.world_mut().query::<&drape::sim::cloth::HostedBody>().iter(app.world()).count(), 3);
-    let mut bodies = app.world_mut().query::<(Entity, &RigidBody, &Transform)>();
-    let bodies: Vec<(Entity, RigidBody, Transform)> = bodies.iter(app.world()).map(|(e, b, t)| (e, *b, *t)).collect();
+    let mut bodies = app.world_mut().query::<(Entity, &ClothRigidBody, &Transform)>();
+    let bodies: Vec<(Entity, ClothRigidBody, Transform)> =
+        bodies.iter(app.world()).map(|(e, b, t)| (e, *b, *t)).collect();
     assert_eq!(bodies.len(), 3);
     for (_, body, pose) in &bodies {
         // without the stripes' pull (the impulses of §4.2) a box would lie on the ground at y = 0.1

@@ -3,11 +3,11 @@
 //! holds the cloth, and cost nothing when off.
 
 use bevy::prelude::*;
-use drape::bench::grid_distance;
 use drape::headless::{self, headless_app};
 use drape::input::drag::toggle_pin;
 use drape::scene::desc::{PinSelector, SceneDesc};
 use drape::scene::preset;
+use drape::scene::workloads::grid_distance;
 use drape::sim::cloth::{Attachments, BodyAttachments, Particles, Tethers};
 use drape::sim::constraints::tether::TetherSet;
 

@@ -3,10 +3,10 @@
 //! static fallback, contact projection inside the solver loop, and friction/restitution in line (16).
 
 pub mod contact;
-pub mod contacts;
-pub mod general;
-pub mod pinch;
-pub mod response;
+pub(crate) mod contacts;
+pub(crate) mod general;
+pub(crate) mod pinch;
+pub(crate) mod response;
 pub mod shapes;
 pub mod swept;
 

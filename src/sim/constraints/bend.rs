@@ -13,11 +13,23 @@
 //! such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
+use serde::{Deserialize, Serialize};
 
 use super::access::{ParticleAccess, Slices};
 use super::response::{Response, Stiffness};
 use super::stretch::sweep_distances;
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
+
+/// Which bending constraint the solver projects (§4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BendingModel {
+    /// The paper's dihedral-angle constraint with the gradients of Appendix A (eq. 25–29): independent of stretching.
+    #[default]
+    Dihedral,
+    /// A distance constraint between the two vertices opposite a shared edge (Jakobsen style): cheaper, but
+    /// couples bending to stretching.
+    Distance,
+}
 
 /// Below this sine of a triangle's corner angle the triangle counts as degenerate.
 const DEGENERATE_SINE: f32 = 1e-6;
@@ -51,16 +63,17 @@ pub enum Folds {
 }
 
 impl Folds {
-    /// The folds a cloth with the user stiffnesses k_stretch and k_bend unfolds: all unless its stretch is below
-    /// [`SOFT_STRETCH`] times its bending and it is [`CRUMPLED`] (`folded_share`, asked only then). A cloth with
-    /// a dog-ear or two unfolds them as the paper does.
-    pub fn for_cloth(k_stretch: f32, k_bend: f32, folded_share: impl FnOnce() -> f32) -> Self {
-        if Self::may_leave(k_stretch, k_bend) && folded_share() > CRUMPLED { Folds::Leave } else { Folds::Unfold }
+    /// The folds a cloth with the user's `stretch_stiffness` and `bend_stiffness` unfolds: all unless its stretch
+    /// is below [`SOFT_STRETCH`] times its bending and it is [`CRUMPLED`] (`folded_share`, asked only then). A
+    /// cloth with a dog-ear or two unfolds them as the paper does.
+    pub fn for_cloth(stretch_stiffness: f32, bend_stiffness: f32, folded_share: impl FnOnce() -> f32) -> Self {
+        let soft = Self::may_leave(stretch_stiffness, bend_stiffness);
+        if soft && folded_share() > CRUMPLED { Folds::Leave } else { Folds::Unfold }
     }
 
     /// Whether a cloth with these stiffnesses leaves its folds once crumpled.
-    pub fn may_leave(k_stretch: f32, k_bend: f32) -> bool {
-        k_stretch < SOFT_STRETCH * k_bend
+    pub fn may_leave(stretch_stiffness: f32, bend_stiffness: f32) -> bool {
+        stretch_stiffness < SOFT_STRETCH * bend_stiffness
     }
 }
 

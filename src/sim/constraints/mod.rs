@@ -4,14 +4,14 @@
 //! Stiffness enters through k' = 1 − (1 − k)^(1/n_s) (§3.3) so the result does not depend on the iteration
 //! count n_s — or, with the XPBD solver, as a compliance with a multiplier per constraint ([`response`]).
 
-pub mod access;
+pub(crate) mod access;
 pub mod attach;
 pub mod bend;
-pub mod coloring;
-pub mod plan;
-pub mod response;
-pub mod storage;
-pub mod stretch;
+pub(crate) mod coloring;
+pub(crate) mod plan;
+pub(crate) mod response;
+pub(crate) mod storage;
+pub(crate) mod stretch;
 pub mod tether;
 pub mod volume;
 
@@ -20,8 +20,10 @@ use std::sync::Mutex;
 use bevy::math::Vec3;
 
 use self::access::SharedParticles;
+use self::bend::BendingModel;
 use self::bend::Folds;
 use self::plan::{Chunk, ProjectionPlan, Work};
+use self::response::linearized;
 use self::response::{Blend, Compliance, Multipliers, Response, SharedMultipliers, Stiffness};
 use self::storage::{BendConstraints, StretchConstraints};
 use self::volume::VolumeResponse;
@@ -29,7 +31,6 @@ use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
 use super::lanes::{PackedWork, with_avx2};
 use super::parallel::run_phased;
-use super::params::{BendingModel, linearized};
 use super::selfcollide::{SelfContact, project_self_contacts_on};
 
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
@@ -37,10 +38,10 @@ use super::selfcollide::{SelfContact, project_self_contacts_on};
 pub struct SolverSettings {
     /// Solver iterations n_s, lines (9)–(11); at least 1.
     pub iterations: u32,
-    /// k' of k_stretch for `iterations` (§3.3).
-    pub stretch_k: f32,
-    /// k' of k_bend for `iterations` (§3.3).
-    pub bend_k: f32,
+    /// k' of the stretch stiffness for `iterations` (§3.3).
+    pub linearized_stretch_stiffness: f32,
+    /// k' of the bend stiffness for `iterations` (§3.3).
+    pub linearized_bend_stiffness: f32,
     /// Which bending constraint is projected (§4.1).
     pub bending_model: BendingModel,
     /// What the dihedral model does with a pair folded past a right angle ([`Folds::for_cloth`]).
@@ -62,13 +63,13 @@ pub struct XpbdSettings {
 }
 
 impl SolverSettings {
-    /// Settings for `iterations` sweeps with the user stiffnesses k_stretch and k_bend (§3.3).
-    pub fn new(iterations: u32, k_stretch: f32, k_bend: f32, bending_model: BendingModel) -> Self {
+    /// Settings for `iterations` sweeps with the user's stretch and bend stiffnesses k (§3.3).
+    pub fn new(iterations: u32, stretch_stiffness: f32, bend_stiffness: f32, bending_model: BendingModel) -> Self {
         let iterations = iterations.max(1);
         Self {
             iterations,
-            stretch_k: linearized(k_stretch, iterations),
-            bend_k: linearized(k_bend, iterations),
+            linearized_stretch_stiffness: linearized(stretch_stiffness, iterations),
+            linearized_bend_stiffness: linearized(bend_stiffness, iterations),
             bending_model,
             folds: Folds::Unfold,
             parallel: true,
@@ -201,7 +202,8 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
         match chunk.work {
             Work::Stretch | Work::Bend => {
                 let bending = chunk.work == Work::Bend;
-                let k = if bending { settings.bend_k } else { settings.stretch_k };
+                let k =
+                    if bending { settings.linearized_bend_stiffness } else { settings.linearized_stretch_stiffness };
                 let model = (settings.bending_model, settings.folds);
                 match settings.xpbd {
                     None if bending && k <= 0.0 => {}

@@ -228,9 +228,28 @@ impl SharedMultipliers {
     }
 }
 
+/// Converts a per-pass coefficient k ∈ [0, 1] so that `n` repeated applications have the effect of one
+/// application of k: k' = 1 − (1 − k)^(1/n) (§3.3). Used for stiffness over solver iterations and for damping
+/// over substeps.
+pub fn linearized(k: f32, n: u32) -> f32 {
+    let k = if k.is_finite() { k.clamp(0.0, 1.0) } else { 0.0 };
+    1.0 - (1.0 - k).powf(1.0 / n.max(1) as f32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linearized_stiffness_composes_to_k() {
+        for &k in &[0.0, 0.01, 0.3, 0.5, 0.99, 1.0] {
+            for &n in &[1u32, 2, 5, 50] {
+                let kp = linearized(k, n);
+                let remaining = (1.0 - kp).powi(n as i32);
+                assert!((remaining - (1.0 - k)).abs() < 1e-4, "k={k} n={n}: {remaining}");
+            }
+        }
+    }
 
     #[test]
     fn zero_compliance_moves_like_full_stiffness() {
