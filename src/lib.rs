@@ -32,8 +32,8 @@
 //! }
 //! ```
 //!
-//! The prelude sits beside `avian3d::prelude::*` without a clash: drape's collider is [`ClothCollider`] and its
-//! body [`ClothRigidBody`]. With the `avian` feature, add `AvianClothPlugin` beside Avian's `PhysicsPlugins` and
+//! The prelude sits beside `avian3d::prelude::*` without a clash: drape's collider is
+//! [`ClothCollider`](prelude::ClothCollider) and its body [`ClothRigidBody`](prelude::ClothRigidBody). With the `avian` feature, add `AvianClothPlugin` beside Avian's `PhysicsPlugins` and
 //! every Avian collider is also the cloth's (`examples/avian.rs`).
 //!
 //! ## Plugins

@@ -43,16 +43,6 @@ pub fn grid_cells<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     }
 }
 
-/// A coefficient in [0, 1].
-pub fn unit<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
-    let v = f32::deserialize(d)?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(D::Error::custom(format!("{v} is out of range: this coefficient lies in [0, 1]")))
-    }
-}
-
 /// A finite vector (positions, axes, velocities).
 pub fn finite_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec3, D::Error> {
     let v = Vec3::deserialize(d)?;

@@ -2,7 +2,7 @@
 //!
 //! **Colliders (§3.4).** Every entity with an Avian `Collider` (and no drape collider) is a cloth collider.
 //! Balls, cuboids, capsules and half-spaces keep drape's analytic fast path; any other shape — convex hulls,
-//! triangle meshes, compounds — answers through parry's queries ([`solid`]): the swept test x→p in the
+//! triangle meshes, compounds — answers through parry's queries (`solid.rs`): the swept test x→p in the
 //! collider's frame becomes a ball of the cloth's thickness cast along the ray, the static fallback a point
 //! projection. Thickness, friction (Avian's `Friction::dynamic_coefficient`, or the scene's), restitution and
 //! the moving-collider guarantee are those of drape's own colliders, as is the broad phase (each collider's

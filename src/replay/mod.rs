@@ -1,5 +1,5 @@
-//! Record and replay: the last seconds of the simulation kept in memory ([`recording`]), built on full copies
-//! of the simulation state ([`snapshot`]), so a run can be watched again, exported, and resumed from any
+//! Record and replay: the last seconds of the simulation kept in memory (`recording`), built on full copies
+//! of the simulation state (`snapshot`), so a run can be watched again, exported, and resumed from any
 //! recorded step with the same state hash as when it was recorded.
 
 pub(crate) mod engines;

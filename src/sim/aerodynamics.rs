@@ -1,5 +1,5 @@
 //! [`AerodynamicsPlugin`]: the air on the cloth (line (5)): the mean wind of [`SimParams::wind`] plus a gust
-//! drawn once per cloth step ([`wind::next_gust`](super::wind::next_gust)), felt through the aerodynamic force on
+//! drawn once per cloth step (`wind::next_gust`), felt through the aerodynamic force on
 //! each triangle with [`SimParams::air_drag`]. The gusts restart from the scene's seed when a scene loads, so
 //! every run is reproducible. Without the plugin the cloth is in vacuum.
 

@@ -70,7 +70,7 @@ impl Particles {
 }
 
 /// The triangles of the cloth surface (indices into [`Particles`]), shared by rendering, aerodynamics and
-/// tearing. Stored grouped by colour ([`coloring`]: no two triangles of one colour share a vertex), so the air
+/// tearing. Stored grouped by colour (`coloring`: no two triangles of one colour share a vertex), so the air
 /// drag runs on all threads. Tearing only relabels a triangle's corners to a split vertex's copy, which never
 /// makes two triangles share a vertex they did not share before: the colouring stays valid.
 #[derive(Component, Clone, Debug, Default)]
@@ -244,7 +244,7 @@ impl ClothMaterial {
 /// The stiffnesses and compliances the solver uses: they follow [`ClothMaterial`]'s with time constant
 /// [`SolverStiffness::EASING`], so a material changed live reshapes a resting cloth quasi-statically instead
 /// of making it jump. A solver switched live is met the same way: the projection blends the two solvers'
-/// corrections, the new one's share easing from 0 to 1 ([`response::Blend`](super::constraints::response::Blend)).
+/// corrections, the new one's share easing from 0 to 1 (`response::Blend`).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct SolverStiffness {
     /// The [`ClothMaterial::stretch_stiffness`] the solver uses now (§4.1).

@@ -71,11 +71,6 @@ impl Crew {
         crew
     }
 
-    /// Threads that help a caller.
-    pub fn helpers(&self) -> usize {
-        self.threads.get().map_or(0, Vec::len)
-    }
-
     /// Runs `mine` on the calling thread while every helper that joins runs `theirs`; returns when all of them
     /// are done. `mine` must finish the work whether or not any helper joins. If the crew is busy with another
     /// caller's stage, runs `mine` alone.

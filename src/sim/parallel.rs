@@ -1,7 +1,7 @@
 //! Running the solver's colour phases on Bevy's `ComputeTaskPool`.
 //!
 //! The work of one projection stage is a sequence of *chunks* (slices of one colour's constraints, see
-//! [`constraints::coloring`](super::constraints::coloring)), repeated for every iteration. Chunks of the same
+//! `constraints::coloring`), repeated for every iteration. Chunks of the same
 //! *phase* (colour) touch disjoint particles and may run at once; a chunk starts only when every chunk of the
 //! earlier phases is finished.
 //!
@@ -13,7 +13,7 @@
 //! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
 //! the single-threaded switch.
 //!
-//! The helpers are drape's own persistent threads ([`Crew`]), as many as the compute task
+//! The helpers are drape's own persistent threads (`Crew`), as many as the compute task
 //! pool has: handing them a stage allocates nothing, and they spin for a moment between stages instead of
 //! waking from sleep; docs/performance.md has the measurements.
 
@@ -91,7 +91,7 @@ pub fn cut(start: u32, end: u32, pieces: u32, min_chunk: u32) -> impl Iterator<I
     (0..pieces).map(move |k| [(start + k * size).min(end), (start + (k + 1) * size).min(end)])
 }
 
-/// A colouring's colours (offsets as in [`Coloring`](super::constraints::coloring::Coloring)) cut into chunks
+/// A colouring's colours (offsets as in `Coloring`) cut into chunks
 /// for [`run_phased`], for a pass over items of which one colour's touch disjoint particles.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ColorChunks {

@@ -19,7 +19,7 @@ pub struct PbdSubstep;
 pub struct ClothStep;
 
 /// The stages of drape's step, in the paper's order. The first seven are the system sets of [`PbdSubstep`];
-/// all of them are keys of [`StageTimings`].
+/// all of them are keys of [`StageTimings`](super::StageTimings).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PbdStage {
     /// Line (5): external forces (gravity, air).

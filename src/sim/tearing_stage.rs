@@ -1,5 +1,5 @@
 //! [`TearingPlugin`]: §5 after each cloth step — the vertices of edges stretched beyond
-//! [`SimParams::tear_threshold`] split ([`tearing`](super::tearing), the kernel), while [`SimParams::tearing`] is
+//! [`SimParams::tear_threshold`] split ([`tearing`], the kernel), while [`SimParams::tearing`] is
 //! on. Without the plugin no cloth tears.
 
 use std::time::Instant;

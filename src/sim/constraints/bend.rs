@@ -9,7 +9,7 @@
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
 //! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. In a cloth whose stretch is far softer
 //! than its bending, a pair folded past a right angle is left as a crease ([`Folds::Leave`]). Four pairs of a colour are projected at
-//! once ([`crate::sim::lanes`]); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
+//! once (`crate::sim::lanes`); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
 //! such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
@@ -294,7 +294,7 @@ fn sweep_dihedral_with<const LEAVE_FOLDS: bool>(
 
 /// One sweep of the cheaper bending model: a distance constraint between the two vertices p3, p4 opposite
 /// each shared edge. Unlike the dihedral term it also resists stretching across the edge. The quads must be of
-/// one colour ([`sweep_distances`]).
+/// one colour (`sweep_distances`).
 #[inline(always)]
 pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], r: &mut impl Response) {
     sweep_distances(p, quads, rest, r, |q| [q[2], q[3]]);

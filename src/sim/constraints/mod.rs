@@ -2,7 +2,7 @@
 //! fixed order (stretch, bending, contacts), each projected by eq. (6)–(9) with inverse-mass weights.
 //! Each sweep goes colour by colour (`coloring`, `plan`), the colours shared by threads (`crate::sim::parallel`).
 //! Stiffness enters through k' = 1 − (1 − k)^(1/n_s) (§3.3) so the result does not depend on the iteration
-//! count n_s — or, with the XPBD solver, as a compliance with a multiplier per constraint ([`response`]).
+//! count n_s — or, with the XPBD solver, as a compliance with a multiplier per constraint (`response`).
 
 pub(crate) mod access;
 pub mod attach;
@@ -55,10 +55,10 @@ pub struct SolverSettings {
 /// XPBD's part in a projection.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct XpbdSettings {
-    /// The time-scaled compliances α̃ = α/Δt² of stretch, of bending ([`response::Compliance`]) and of a
+    /// The time-scaled compliances α̃ = α/Δt² of stretch, of bending (`response::Compliance`) and of a
     /// balloon's volume ([`volume::VolumeResponse`]).
     pub alpha: [f32; 3],
-    /// XPBD's share of the corrections, in (0, 1]: below 1 while the solver switches ([`response::Blend`]).
+    /// XPBD's share of the corrections, in (0, 1]: below 1 while the solver switches (`response::Blend`).
     pub share: f32,
 }
 
@@ -98,7 +98,7 @@ pub struct ClothConstraints<'a> {
     pub stretch: &'a StretchConstraints,
     /// Bending constraints (§4.1).
     pub bend: &'a BendConstraints,
-    /// Must be [`ProjectionPlan::is_for`] `stretch` and `bend`; otherwise nothing is projected.
+    /// Must be `ProjectionPlan::is_for` `stretch` and `bend`; otherwise nothing is projected.
     pub plan: &'a ProjectionPlan,
     /// The cloth's triangles (self-collision and volume refer to them).
     pub triangles: &'a [[u32; 3]],

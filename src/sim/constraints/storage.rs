@@ -5,7 +5,7 @@
 use super::coloring;
 
 /// One stretching constraint per edge, C = |p1 − p2| − l0, type equality (§4.1), stored grouped by colour
-/// ([`coloring`]): the constraints of one colour touch disjoint particles, which is what lets the solver
+/// (`coloring`): the constraints of one colour touch disjoint particles, which is what lets the solver
 /// project a colour in parallel. The fields are private so the colouring can never go stale: the arrays only
 /// change through [`StretchConstraints::new`].
 #[derive(Clone, Debug, Default)]

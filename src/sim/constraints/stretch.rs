@@ -1,13 +1,20 @@
 //! Stretching constraints C = |p1 − p2| − l0 (§4.1), projected by eq. (10)–(11).
 
-use bevy::math::{Vec3, Vec4};
+#[cfg(test)]
+use bevy::math::Vec3;
+use bevy::math::Vec4;
 
-use super::access::{ParticleAccess, Slices};
-use super::response::{Response, Stiffness};
+use super::access::ParticleAccess;
+#[cfg(test)]
+use super::access::Slices;
+use super::response::Response;
+#[cfg(test)]
+use super::response::Stiffness;
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
 /// Projects one distance constraint between particles `i` and `j` with rest length `rest` and (linearised)
 /// stiffness `k`: eq. (10)–(11), the special case of eq. (8)–(9) for C = |p_i − p_j| − d.
+#[cfg(test)]
 #[inline]
 pub fn project_distance(p: &mut impl ParticleAccess, i: usize, j: usize, rest: f32, k: f32) {
     respond_distance(p, (i, j), rest, &mut Stiffness(k), 0);
@@ -113,6 +120,7 @@ pub fn sweep_stretch(p: &mut impl ParticleAccess, edges: &[[u32; 2]], rest: &[f3
 }
 
 /// One Gauss–Seidel sweep over all stretch constraints, in array order, with the paper's stiffness `k`.
+#[cfg(test)]
 pub fn project_stretch(p: &mut [Vec3], w: &[f32], edges: &[[u32; 2]], rest: &[f32], k: f32) {
     sweep_stretch(&mut Slices { p, w }, edges, rest, &mut Stiffness(k));
 }

@@ -48,7 +48,7 @@ pub enum VolumeResponse<'a> {
     Stiffness(f32),
     /// XPBD: Δλ = (−C − α̃λ) / (Σ_j w_j |∇_j C|² + α̃), Δp_i = w_i ∇_i C Δλ, with α̃ = α/Δt² (m³/Pa over s²);
     /// `share` < 1 while the solver switches blends it with the paper's k = 1 (as
-    /// [`Blend`](super::response::Blend) does), and `lambda` records the multiplier of the correction made.
+    /// `Blend` does), and `lambda` records the multiplier of the correction made.
     Compliance {
         /// α̃ = α / Δt².
         alpha: f32,
