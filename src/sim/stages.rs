@@ -111,10 +111,13 @@ pub fn move_bodies(
     }
 }
 
+/// What line (8) reads of a collider entity: its shape, pose and pose at the start of the substep.
+type SceneCollider = (Entity, &'static ClothCollider, &'static Transform, Option<&'static PreviousPose>);
+
 /// Line (8): collision constraints against every collider swept over the substep (§3.4).
 pub fn generate_collisions(
     mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial)>,
-    colliders: (Query<(Entity, &ClothCollider, &Transform, Option<&PreviousPose>)>, Option<Res<ExternalColliders>>),
+    colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
