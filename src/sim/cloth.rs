@@ -363,8 +363,10 @@ pub struct HostedBody {
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
 pub struct PreviousPose(pub Transform);
 
-/// Marks a cloth entity and names it.
+/// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
+/// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
+#[require(ProjectionPlan, Contacts, SelfCollision)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,
@@ -421,7 +423,7 @@ impl Tethers {
     }
 }
 
-/// Everything a cloth entity is made of, built from a triangle mesh in world space.
+/// What a cloth entity is built from, computed from a triangle mesh in world space; [`Cloth`] brings the rest.
 #[derive(Bundle, Clone, Debug)]
 pub struct ClothBundle {
     /// The marker and name.
@@ -434,16 +436,10 @@ pub struct ClothBundle {
     pub stretch: StretchConstraints,
     /// Bending constraints, one per pair of adjacent triangles (§4.1).
     pub bend: BendConstraints,
-    /// The order the constraints are projected in.
-    pub plan: ProjectionPlan,
     /// Vertices attached to static or kinematic targets (§3.6).
     pub attachments: Attachments,
     /// Vertices attached to rigid bodies (§4.2).
     pub body_attachments: BodyAttachments,
-    /// Collision constraints of the current step (§3.4).
-    pub contacts: Contacts,
-    /// Self-collision state (§4.3).
-    pub self_collision: SelfCollision,
     /// The cloth's material.
     pub material: ClothMaterial,
     /// The stiffnesses the solver uses, easing toward the material's.
@@ -507,11 +503,8 @@ impl ClothBundle {
             mesh: ClothMesh::new(triangles, uvs, n),
             stretch: StretchConstraints::new(edges, rest_length, n),
             bend: BendConstraints::new(quads, rest_angle, rest_distance, n),
-            plan: ProjectionPlan::default(),
             attachments: Attachments(attachments),
             body_attachments: BodyAttachments::default(),
-            contacts: Contacts::default(),
-            self_collision: SelfCollision::default(),
             stiffness: SolverStiffness::of(&material),
             solver: ClothSolver::default(),
             material,
