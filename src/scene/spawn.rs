@@ -11,7 +11,8 @@ use super::mesh_collider::{MeshCollider, read_obj};
 use crate::sim::aerodynamics::GustSeed;
 use crate::sim::cloth::{Balloon, BodyAttachment, BodyAttachments, ClothBundle};
 use crate::sim::cloth::{ClothCollider, PreviousPose};
-use crate::sim::collide::ColliderShape;
+use crate::sim::collide::{ColliderMotion, ColliderShape};
+use crate::sim::constraints::attach::Motion;
 use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::mesh::icosphere;
 use crate::sim::mesh::topology::{self, MeshError};
@@ -72,6 +73,22 @@ pub enum SceneError {
         barrel: String,
         /// How many vertices start outside.
         outside: usize,
+    },
+    /// A pinned or gripped vertex is inside a collider at the start, or its motion carries it into one.
+    #[error(
+        "cloth '{cloth}': {inside} of its pinned or gripped vertices are inside collider '{collider}' at t = {time:.2} s \
+         (a pin inside a collider holds its neighbours against the surface and stretches them; move the pins or \
+         the collider)"
+    )]
+    PinInsideCollider {
+        /// The cloth's name.
+        cloth: String,
+        /// The collider's name (or its index among the colliders when it has none).
+        collider: String,
+        /// How many pinned or gripped vertices are inside it then.
+        inside: usize,
+        /// The first time found, seconds.
+        time: f32,
     },
     /// A mesh collider's OBJ file cannot be read or parsed.
     #[error("collider '{name}': {message}")]
@@ -211,6 +228,7 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
             let holds = build_holds(c, &bundle, &analytic, &colliders)?;
             check_inside_barrels(c, &bundle, &analytic, &colliders)?;
+            check_pins_outside_colliders(c, &bundle, &analytic, &colliders)?;
             Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color, fabric: Some(c.fabric) }, balloon, holds })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
@@ -274,6 +292,48 @@ fn check_inside_barrels(
             let barrel =
                 if collider_desc.name.is_empty() { format!("collider {k}") } else { collider_desc.name.clone() };
             return Err(SceneError::OutsideBarrel { cloth: desc.name.clone(), barrel, outside });
+        }
+    }
+    Ok(())
+}
+
+/// How far ahead [`check_pins_outside_colliders`] follows moving pins and colliders, seconds, and how often.
+const PIN_LOOKAHEAD: (f32, f32) = (30.0, 1.0 / 60.0);
+
+/// Refuses a cloth with a pinned or gripped vertex inside a collider (not a barrel: [`check_inside_barrels`]) at
+/// the start, or carried into one by the pin's or the collider's motion within [`PIN_LOOKAHEAD`]: a pin has
+/// w = 0, so no contact moves it, and its free neighbours are held on the surface while it pulls them in. A
+/// dynamic body is checked where it starts.
+fn check_pins_outside_colliders(
+    desc: &ClothDesc,
+    cloth: &ClothBundle,
+    descs: &[ColliderDesc],
+    built: &[BuiltCollider],
+) -> Result<(), SceneError> {
+    let pins = &cloth.attachments.0;
+    let pins_move = pins.iter().any(|a| a.motion != Motion::Fixed);
+    for (k, (collider_desc, collider)) in descs.iter().zip(built).enumerate() {
+        let ClothCollider { shape, motion, .. } = &collider.collider;
+        if matches!(shape, ColliderShape::Barrel { .. }) {
+            continue;
+        }
+        let moves = collider.body.is_none() && *motion != ColliderMotion::Static;
+        let samples = if pins_move || moves { (PIN_LOOKAHEAD.0 / PIN_LOOKAHEAD.1) as u32 } else { 0 };
+        for step in 0..=samples {
+            let t = f64::from(step as f32 * PIN_LOOKAHEAD.1);
+            let pose = if moves { motion.pose(&collider.transform, t) } else { collider.transform };
+            let placed = shape.placed(&pose);
+            let inside = pins.iter().filter(|a| placed.signed_distance(a.motion.target(a.anchor, t)) < 0.0).count();
+            if inside > 0 {
+                let name =
+                    if collider_desc.name.is_empty() { format!("collider {k}") } else { collider_desc.name.clone() };
+                return Err(SceneError::PinInsideCollider {
+                    cloth: desc.name.clone(),
+                    collider: name,
+                    inside,
+                    time: t as f32,
+                });
+            }
         }
     }
     Ok(())

@@ -92,6 +92,40 @@ fn a_moving_plane_and_a_cloth_outside_a_barrel_are_refused() {
 }
 
 #[test]
+fn pins_inside_a_collider_or_carried_into_one_are_refused() {
+    let sheet = |pins: &str, collider: &str| {
+        format!(
+            r#"(cloths: [(name: "sheet", shape: Grid(cols: 10, rows: 10, width: 1.0, depth: 1.0),
+                         placement: (translation: (0.0, 1.0, 0.0)), {pins})],
+                colliders: [(shape: Plane), (name: "post", {collider})])"#
+        )
+    };
+    let build = |scene: String| build_scene(&preset::parse(scene.as_bytes(), "pins.ron").unwrap()).map(|_| ());
+    let post = "shape: Box(half_extents: (0.1, 0.2, 0.1)), placement: (translation: (-0.5, 1.0, -0.5))";
+    // the pinned corner (-0.5, 1, -0.5) starts inside the post, and the other three corners are fine
+    let message = build(sheet("pins: [Corners]", post)).err().unwrap().to_string();
+    assert!(
+        message.contains("'sheet'") && message.contains("1 of its pinned") && message.contains("'post'"),
+        "{message}"
+    );
+    assert!(message.contains("t = 0.00 s"), "{message}");
+    let beside = "shape: Box(half_extents: (0.1, 0.2, 0.1)), placement: (translation: (-0.8, 1.0, -0.5))";
+    assert!(build(sheet("pins: [Corners]", beside)).is_ok());
+    // the post clear of the pins at the start, its motion brings it onto a corner after 0.25 s
+    let swing = format!("{beside}, motion: Oscillate(axis: (1.0, 0.0, 0.0), amplitude: 0.3, frequency: 1.0)");
+    let message = build(sheet("pins: [Corners]", &swing)).err().unwrap().to_string();
+    assert!(message.contains("'post'") && message.contains("t = 0.1"), "{message}");
+    // the pins' own motion carries the whole row down into the ground after 1 s
+    let sinking =
+        r#"pins: [Row(v: 0.0)], pin_motion: Oscillate(axis: (0.0, -1.0, 0.0), amplitude: 1.5, frequency: 0.125)"#;
+    let message = build(sheet(sinking, beside)).err().unwrap().to_string();
+    assert!(message.contains("11 of its pinned") && message.contains("collider 0"), "{message}");
+    // a grip, too
+    let grip = r#"grips: [(at: [Corners], motion: Fixed)]"#;
+    assert!(build(sheet(grip, post)).err().unwrap().to_string().contains("'post'"));
+}
+
+#[test]
 fn bend_vs_stretch_has_the_six_pieces_of_figure_3() {
     let desc = preset::load("bend_vs_stretch").unwrap();
     let pairs: Vec<(f32, f32)> =

@@ -13,7 +13,7 @@ use drape::scene::desc::{
     ThrowDesc,
 };
 
-use drape::scene::spawn::build_cloth;
+use drape::scene::spawn::{SceneError, build_cloth, build_scene};
 use drape::sim::SimParams;
 use drape::sim::cloth::{ClothCollider, ClothMaterial};
 use drape::sim::collide::{ColliderMotion, ColliderShape};
@@ -101,8 +101,9 @@ fn compliance_value(rng: &mut SmallRng, knob: &Knob) -> f32 {
 const CLEARANCE: f32 = 0.05;
 
 /// Moves the scene's start out of the states no preset author would write: cloth below the ground is lifted
-/// above it, colliders (tilted planes too) that a cloth starts inside are removed (with the grips on them), and a barrel holds the cloths
-/// (centred on them, widened to fit) — a cloth starting outside a barrel is refused, which the unit tests cover.
+/// above it, colliders (tilted planes too) that a cloth starts inside are removed (with the grips on them), a barrel
+/// holds the cloths (centred on them, widened to fit) — a cloth starting outside a barrel is refused, which the unit
+/// tests cover — and no pin is carried into a collider.
 fn clear_the_start(desc: &mut SceneDesc) {
     let built: Vec<Vec<Vec3>> =
         desc.cloths.iter().map(|c| build_cloth(c).map(|b| b.particles.x).unwrap_or_default()).collect();
@@ -147,6 +148,24 @@ fn clear_the_start(desc: &mut SceneDesc) {
     });
     for cloth in &mut desc.cloths {
         cloth.body_grips.retain(|grip| !removed.contains(&grip.body));
+    }
+    keep_pins_out_of_colliders(desc);
+}
+
+/// Stills the pin and grip motions of a cloth whose pins the scene build finds in a collider (carried there by a
+/// motion), and drops its pins and grips if a moving collider still runs into them: the build refuses such a
+/// scene, which `pins_inside_a_collider_or_carried_into_one_are_refused` covers.
+fn keep_pins_out_of_colliders(desc: &mut SceneDesc) {
+    for _ in 0..2 * desc.cloths.len() {
+        let Err(SceneError::PinInsideCollider { cloth, .. }) = build_scene(desc) else { return };
+        let Some(cloth) = desc.cloths.iter_mut().find(|c| c.name == cloth) else { return };
+        if cloth.pin_motion != Motion::Fixed || cloth.grips.iter().any(|g| g.motion != Motion::Fixed) {
+            cloth.pin_motion = Motion::Fixed;
+            cloth.grips.iter_mut().for_each(|g| g.motion = Motion::Fixed);
+        } else {
+            cloth.pins.clear();
+            cloth.grips.clear();
+        }
     }
 }
 
