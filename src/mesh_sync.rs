@@ -13,7 +13,7 @@ use crate::sim::cloth::{ClothMesh, Particles};
 use crate::sim::{PbdStage, StageTimings};
 
 /// Writes area-weighted vertex normals of the surface `x`, `triangles` into `normals` (same length as `x`).
-pub fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3]]) {
+pub(crate) fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3]]) {
     normals.fill([0.0; 3]);
     for t in triangles {
         let [a, b, c] = t.map(|i| i as usize);
@@ -29,7 +29,7 @@ pub fn vertex_normals(x: &[Vec3], triangles: &[[u32; 3]], normals: &mut [[f32; 3
 
 /// Texture coordinates for a mesh that has none (an icosphere balloon): longitude and latitude around its
 /// centroid, so a pattern wraps it.
-pub fn spherical_uvs(x: &[Vec3]) -> Vec<[f32; 2]> {
+pub(crate) fn spherical_uvs(x: &[Vec3]) -> Vec<[f32; 2]> {
     let centre = x.iter().sum::<Vec3>() / x.len().max(1) as f32;
     x.iter()
         .map(|p| {
@@ -40,7 +40,7 @@ pub fn spherical_uvs(x: &[Vec3]) -> Vec<[f32; 2]> {
 }
 
 /// A new render mesh for a cloth.
-pub fn build_mesh(particles: &Particles, mesh: &ClothMesh) -> Mesh {
+pub(crate) fn build_mesh(particles: &Particles, mesh: &ClothMesh) -> Mesh {
     let positions: Vec<[f32; 3]> = particles.x.iter().map(|p| p.to_array()).collect();
     let mut normals = vec![[0.0; 3]; positions.len()];
     vertex_normals(&particles.x, &mesh.triangles, &mut normals);
@@ -53,7 +53,7 @@ pub fn build_mesh(particles: &Particles, mesh: &ClothMesh) -> Mesh {
 }
 
 /// Copies each cloth's positions and normals into its render mesh.
-pub fn sync_cloth_meshes(
+pub(crate) fn sync_cloth_meshes(
     cloths: Query<(&Particles, &ClothMesh, &Mesh3d)>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut timings: ResMut<StageTimings>,
@@ -99,7 +99,7 @@ pub fn attach_render_meshes(
 }
 
 /// Gives `app` Bevy's `AssetPlugin` and `Assets<Mesh>` unless it has them (headless apps do not).
-pub fn add_mesh_assets(app: &mut App) {
+pub(crate) fn add_mesh_assets(app: &mut App) {
     if !app.is_plugin_added::<AssetPlugin>() {
         app.add_plugins(AssetPlugin::default());
     }

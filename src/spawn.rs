@@ -142,7 +142,7 @@ fn triangle_mesh(mesh: &Mesh) -> Result<TriangleMesh, MeshError> {
 
 /// The vertices `selectors` pick, sorted and without repeats. Selection by (u, v) uses the texture
 /// coordinates; indices out of range are dropped.
-pub fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]) -> Vec<u32> {
+pub(crate) fn select_vertices(uvs: &[[f32; 2]], count: usize, selectors: &[PinSelector]) -> Vec<u32> {
     let nearest_by = |key: &dyn Fn(&[f32; 2]) -> f32| -> Vec<u32> {
         let best = uvs.iter().map(key).fold(f32::INFINITY, f32::min);
         (0..uvs.len() as u32).filter(|&i| key(&uvs[i as usize]) <= best + 1e-5).collect()

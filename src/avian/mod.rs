@@ -80,12 +80,12 @@ impl Plugin for AvianClothPlugin {
 /// The cloth's shape of an Avian collider, in the collider's frame: rebuilt when the collider changes (its
 /// scale too).
 #[derive(Component, Clone, Debug)]
-pub struct AvianClothShape(pub Shape);
+pub(crate) struct AvianClothShape(pub Shape);
 
 /// Impulses the cloth gave each Avian body since Avian's last step: linear (N·s) and angular about the body's
 /// centre of mass (N·m·s).
 #[derive(Resource, Debug, Default)]
-pub struct BodyImpulses(pub EntityHashMap<(Vec3, Vec3)>);
+pub(crate) struct BodyImpulses(pub EntityHashMap<(Vec3, Vec3)>);
 
 /// Avian colliders that changed since the cloth last looked, and are not also drape colliders.
 type ChangedAvianColliders = (Changed<AvianCollider>, Without<ClothCollider>);

@@ -20,7 +20,7 @@ use avian3d::prelude::{
 };
 use bevy::prelude::*;
 
-use crate::replay::{CoupledEngine, CoupledEngines, engines::EngineState};
+use crate::replay::{CoupledEngine, CoupledEngines, EngineState};
 
 /// Avian as an engine recordings know.
 pub fn register(app: &mut App) {

@@ -92,7 +92,7 @@ impl Builder {
 }
 
 /// The GLB bytes of `steps` (oldest first); the animation's clock starts at the first step.
-pub fn glb_bytes(steps: &[RecordedStep]) -> Result<Vec<u8>, String> {
+pub(crate) fn glb_bytes(steps: &[RecordedStep]) -> Result<Vec<u8>, String> {
     let first = steps.first().ok_or("nothing recorded to export")?;
     let mut b = Builder { root: json::Root::default(), bin: Vec::new() };
     let mut shared_triangles: HashMap<*const Vec<[u32; 3]>, json::Index<json::Accessor>> = HashMap::new();

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::ClothSurface;
 
 /// Writes `cloths` as one OBJ text.
-pub fn write_obj(out: &mut impl Write, cloths: &[ClothSurface]) -> io::Result<()> {
+pub(crate) fn write_obj(out: &mut impl Write, cloths: &[ClothSurface]) -> io::Result<()> {
     writeln!(out, "# drape: {} cloth(s), positions in metres", cloths.len())?;
     let mut first = 1usize;
     for c in cloths {

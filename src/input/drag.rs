@@ -12,15 +12,15 @@ use crate::sim::cloth::{Attachments, Grabbed, Particles};
 use crate::sim::constraints::attach::Attachment;
 
 /// Picking radius around the cursor, logical pixels.
-pub const PICK_RADIUS_PX: f32 = 24.0;
+pub(crate) const PICK_RADIUS_PX: f32 = 24.0;
 /// The held particle's target moves at most this fast, m/s: a cursor jump cannot fling the cloth absurdly.
-pub const MAX_POINTER_SPEED: f32 = 40.0;
+pub(crate) const MAX_POINTER_SPEED: f32 = 40.0;
 /// Weight of the newest frame in the pointer velocity estimate (exponential moving average).
 const VELOCITY_SMOOTHING: f32 = 0.5;
 
 /// The grab in progress.
 #[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct DragState {
+pub(crate) struct DragState {
     /// The cloth and particle held.
     pub held: Option<(Entity, u32)>,
     /// The camera-facing plane the particle moves in.
@@ -33,7 +33,7 @@ pub struct DragState {
 
 /// The pointer: ray origin, unit direction, the camera's forward axis, and the picking radius in radians.
 #[derive(Clone, Copy, Debug)]
-pub struct Pointer {
+pub(crate) struct Pointer {
     /// Origin of the cursor ray (the camera position), world space.
     pub origin: Vec3,
     /// Unit direction of the cursor ray.
@@ -45,7 +45,7 @@ pub struct Pointer {
 }
 
 /// The pointer of the primary window's cursor in the drape camera's view, if the cursor is in the window.
-pub fn pointer(
+pub(crate) fn pointer(
     windows: &Query<&Window, With<PrimaryWindow>>,
     cameras: &Query<(&Transform, &Projection), With<DrapeCamera>>,
 ) -> Option<Pointer> {
@@ -72,7 +72,7 @@ fn pick(ptr: &Pointer, cloths: &Query<(Entity, &mut Particles, &mut Attachments)
 }
 
 /// On a left press (not over the panel): Shift pins/unpins the particle under the cursor, otherwise grabs it.
-pub fn begin_grab_or_pin(
+pub(crate) fn begin_grab_or_pin(
     mut commands: Commands,
     buttons: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
@@ -123,7 +123,7 @@ pub fn toggle_pin(particles: &mut Particles, attachments: &mut Attachments, vert
 }
 
 /// While the button is held, moves the held particle's target to where the cursor ray meets the drag plane.
-pub fn move_grab(
+pub(crate) fn move_grab(
     buttons: Res<ButtonInput<MouseButton>>,
     windows: Query<&Window, With<PrimaryWindow>>,
     cameras: Query<(&Transform, &Projection), With<DrapeCamera>>,
@@ -151,7 +151,7 @@ pub fn move_grab(
 }
 
 /// On release, frees the held particle: its inverse mass comes back and it keeps the pointer's velocity.
-pub fn end_grab(
+pub(crate) fn end_grab(
     mut commands: Commands,
     buttons: Res<ButtonInput<MouseButton>>,
     mut cloths: Query<(&mut Particles, &Attachments)>,

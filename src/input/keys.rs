@@ -15,7 +15,7 @@ pub const SHORTCUTS: [(&str, &str); 5] = [
 ];
 
 /// Applies the shortcuts: Space pauses or resumes, `.` requests one step while paused, R reloads the active scene.
-pub fn shortcuts(
+pub(crate) fn shortcuts(
     keys: Res<ButtonInput<KeyCode>>,
     mut control: ResMut<SimControl>,
     mut request: ResMut<SceneRequest>,

@@ -6,7 +6,13 @@ use bevy::math::{Quat, Vec2, Vec3};
 /// The world-space ray (origin, unit direction) through `cursor` (logical pixels, origin top-left) of a
 /// perspective camera at `position` with `rotation`, vertical field of view `fov_y` (radians), looking down
 /// its −Z axis, rendering a `viewport` of logical size.
-pub fn cursor_ray(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, cursor: Vec2) -> Option<(Vec3, Vec3)> {
+pub(crate) fn cursor_ray(
+    position: Vec3,
+    rotation: Quat,
+    fov_y: f32,
+    viewport: Vec2,
+    cursor: Vec2,
+) -> Option<(Vec3, Vec3)> {
     if !(viewport.x > 0.0 && viewport.y > 0.0) {
         return None;
     }
@@ -18,7 +24,7 @@ pub fn cursor_ray(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, cu
 }
 
 /// The cursor position (logical pixels, origin top-left) at which `point` appears for the camera of
-/// [`cursor_ray`], or `None` if it is behind the camera. The inverse of [`cursor_ray`].
+/// `cursor_ray`, or `None` if it is behind the camera. The inverse of `cursor_ray`.
 pub fn cursor_of(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, point: Vec3) -> Option<Vec2> {
     let local = rotation.inverse() * (point - position);
     if local.z >= 0.0 || viewport.y <= 0.0 {
@@ -31,7 +37,7 @@ pub fn cursor_of(position: Vec3, rotation: Quat, fov_y: f32, viewport: Vec2, poi
 
 /// The index of the point nearest to the ray (smallest angle seen from the origin) among those in front of
 /// it within `max_angle` radians, with its depth along the ray.
-pub fn nearest_to_ray(origin: Vec3, dir: Vec3, points: &[Vec3], max_angle: f32) -> Option<(usize, f32, f32)> {
+pub(crate) fn nearest_to_ray(origin: Vec3, dir: Vec3, points: &[Vec3], max_angle: f32) -> Option<(usize, f32, f32)> {
     let mut best: Option<(usize, f32, f32)> = None;
     for (i, x) in points.iter().enumerate() {
         let d = *x - origin;
@@ -48,7 +54,7 @@ pub fn nearest_to_ray(origin: Vec3, dir: Vec3, points: &[Vec3], max_angle: f32) 
 }
 
 /// Where the ray meets the plane through `point` with `normal`, if in front of the origin.
-pub fn ray_plane(origin: Vec3, dir: Vec3, point: Vec3, normal: Vec3) -> Option<Vec3> {
+pub(crate) fn ray_plane(origin: Vec3, dir: Vec3, point: Vec3, normal: Vec3) -> Option<Vec3> {
     let denom = dir.dot(normal);
     if denom.abs() < 1e-6 {
         return None;

@@ -79,7 +79,7 @@ impl Default for ThrowSettings {
 }
 
 /// The throw from a camera at `origin` along unit `dir`: the ball starts half a metre in front of the camera.
-pub fn throw_along(origin: Vec3, dir: Vec3, settings: &ThrowSettings, now: f64) -> ThrowDesc {
+pub(crate) fn throw_along(origin: Vec3, dir: Vec3, settings: &ThrowSettings, now: f64) -> ThrowDesc {
     let s = settings.sanitized();
     ThrowDesc {
         time: now as f32,
@@ -92,7 +92,7 @@ pub fn throw_along(origin: Vec3, dir: Vec3, settings: &ThrowSettings, now: f64) 
 
 /// Key B (or the panel's button): queues a ball toward the cursor (the button: straight ahead) for the next
 /// fixed step.
-pub fn throw_on_key(
+pub(crate) fn throw_on_key(
     keys: Res<ButtonInput<KeyCode>>,
     windows: Query<&Window, With<PrimaryWindow>>,
     cameras: Query<(&Transform, &Projection), With<DrapeCamera>>,

@@ -2,13 +2,13 @@
 //! of the simulation state (`snapshot`), so a run can be watched again, exported, and resumed from any
 //! recorded step with the same state hash as when it was recorded.
 
-pub(crate) mod engines;
+mod engines;
 pub(crate) mod recording;
 pub(crate) mod snapshot;
 
 use bevy::prelude::*;
 
-pub use engines::{CoupledEngine, CoupledEngines};
+pub use engines::{CoupledEngine, CoupledEngines, EngineState};
 pub use recording::{Recording, restore};
 
 use crate::scene::ActiveScene;

@@ -30,7 +30,7 @@ pub struct MeshCollider {
 }
 
 /// The OBJ file at asset path `file`, its coordinates multiplied by `scale`.
-pub fn read_obj(file: &str, scale: f32) -> Result<TriangleMesh, String> {
+pub(crate) fn read_obj(file: &str, scale: f32) -> Result<TriangleMesh, String> {
     let path = super::preset::asset_root().join(file);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
     let mut mesh = obj::parse(&text, file).map_err(|e| e.to_string())?;

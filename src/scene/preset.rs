@@ -1,6 +1,6 @@
 //! Preset files: every scene drape shows is a RON file under `assets/presets/` (format: `docs/presets.md`).
 //! [`parse`] turns bytes into a [`SceneDesc`] or an error naming file, line, column and reason; the same
-//! function serves the Bevy [`PresetLoader`] (panel, hot reload) and [`load`] (CLI, headless, tests).
+//! function serves the Bevy `PresetLoader` (panel, hot reload) and [`load`] (CLI, headless, tests).
 
 use std::path::{Path, PathBuf};
 
@@ -96,11 +96,11 @@ pub fn asset_root() -> PathBuf {
 }
 
 /// Folder of the preset files.
-pub fn presets_dir() -> PathBuf {
+pub(crate) fn presets_dir() -> PathBuf {
     asset_root().join("presets")
 }
 
-/// Names of the preset files in [`presets_dir`], sorted.
+/// Names of the preset files in `presets_dir`, sorted.
 pub fn names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(presets_dir())
         .into_iter()
@@ -114,7 +114,7 @@ pub fn names() -> Vec<String> {
     names
 }
 
-/// A preset by name (a file in [`presets_dir`]) or by path.
+/// A preset by name (a file in `presets_dir`) or by path.
 pub fn load(name_or_path: &str) -> Result<SceneDesc, PresetError> {
     let as_path = Path::new(name_or_path);
     let path = if as_path.extension().is_some_and(|e| e == "ron") || as_path.components().count() > 1 {
@@ -156,7 +156,7 @@ pub fn save_new(desc: &SceneDesc) -> Result<PathBuf, PresetError> {
 
 /// Loads `.ron` preset files as [`ScenePreset`] assets.
 #[derive(Default, TypePath)]
-pub struct PresetLoader;
+pub(crate) struct PresetLoader;
 
 impl AssetLoader for PresetLoader {
     type Asset = ScenePreset;

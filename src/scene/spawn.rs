@@ -407,7 +407,7 @@ fn build_collider(desc: &ColliderDesc, shape: ColliderShape) -> Result<BuiltColl
 }
 
 /// Replaces the running scene with the requested one, if any and if it builds.
-pub fn apply_scene_request(
+pub(crate) fn apply_scene_request(
     mut commands: Commands,
     mut request: ResMut<SceneRequest>,
     mut active: ResMut<ActiveScene>,

@@ -1,6 +1,6 @@
 //! Balls thrown into the scene (the two-way coupling of §4.2 and the ball that rips the cloth in Fig. 10):
 //! at the times a preset lists in `throws`, or by the user (key B, or the panel's button) from the camera
-//! toward the cursor. A ball is a dynamic rigid sphere; at most [`MAX_BALLS`] stay, the oldest go first.
+//! toward the cursor. A ball is a dynamic rigid sphere; at most `MAX_BALLS` stay, the oldest go first.
 
 use bevy::prelude::*;
 
@@ -12,14 +12,14 @@ use crate::sim::collide::ColliderShape;
 use crate::sim::rigid::ClothRigidBody;
 
 /// Most thrown balls in the scene at once.
-pub const MAX_BALLS: usize = 12;
+pub(crate) const MAX_BALLS: usize = 12;
 
 /// Colour of a thrown ball (sRGB).
 const BALL_COLOR: [f32; 3] = [0.92, 0.75, 0.2];
 
 /// A ball thrown into the scene; `serial` orders throws (oldest first).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThrownBall {
+pub(crate) struct ThrownBall {
     /// Order of the throw; a larger serial is newer.
     pub serial: u64,
 }
@@ -48,7 +48,7 @@ pub fn ball(desc: &ThrowDesc) -> Option<BuiltCollider> {
 
 /// Before each step: spawns the user's throws and the scene's throws whose time has come, then removes the
 /// oldest balls beyond [`MAX_BALLS`].
-pub fn launch_throws(
+pub(crate) fn launch_throws(
     mut commands: Commands,
     mut queue: ResMut<ThrowQueue>,
     active: Res<ActiveScene>,

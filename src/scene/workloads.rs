@@ -48,7 +48,7 @@ pub fn grid_dihedral(n: u32) -> Result<SceneDesc, String> {
 }
 
 /// The workloads `drape bench --workload NAME --grid N` knows.
-pub const WORKLOADS: [&str; 3] = ["grid_distance", "grid_dihedral", "sheet"];
+pub(crate) const WORKLOADS: [&str; 3] = ["grid_distance", "grid_dihedral", "sheet"];
 
 /// The scene of workload `name` at `n`×`n` quads.
 pub fn workload(name: &str, n: u32) -> Result<SceneDesc, String> {

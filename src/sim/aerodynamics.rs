@@ -85,7 +85,7 @@ pub struct GustSeed(pub u64);
 
 /// Restarts the gusts (and their random sequence from the scene's seed) when a scene is loaded, so every run
 /// is reproducible.
-pub fn reset_gust_on_load(clock: Res<SimClock>, seed: Res<GustSeed>, mut wind: ResMut<Wind>) {
+pub(crate) fn reset_gust_on_load(clock: Res<SimClock>, seed: Res<GustSeed>, mut wind: ResMut<Wind>) {
     if clock.is_changed() && clock.steps == 0 {
         *wind = Wind::seeded(seed.0);
     }

@@ -18,7 +18,7 @@ impl Plugin for BalloonPlugin {
 }
 
 /// Before lines (9)–(11): each balloon's target volume k_pressure · V0 for this substep.
-pub fn pressurize(mut balloons: Query<&mut Balloon>, params: Res<SimParams>) {
+pub(crate) fn pressurize(mut balloons: Query<&mut Balloon>, params: Res<SimParams>) {
     for mut balloon in &mut balloons {
         let target = Some(balloon.rest_volume * params.pressure);
         if balloon.target_volume != target {

@@ -80,7 +80,7 @@ pub struct ClothMesh {
     /// Texture coordinates per particle (for rendering), possibly empty.
     pub uvs: Vec<[f32; 2]>,
     /// The triangles' colours cut into chunks for the threads.
-    pub triangle_chunks: ColorChunks,
+    pub(crate) triangle_chunks: ColorChunks,
 }
 
 impl ClothMesh {
@@ -142,14 +142,14 @@ pub struct SelfCollision {
     pub search: SelfContactSearch,
     /// The vertex–triangle constraints found in this step.
     pub contacts: Vec<SelfContact>,
-    /// Where the second and third group of `contacts` start ([`split_in_halves`](super::selfcollide::split_in_halves)).
+    /// Where the second and third group of `contacts` start (`split_in_halves`).
     pub halves: [usize; 2],
     /// Scratch of the split: each contact with its group.
     pub split_scratch: Vec<(u8, SelfContact)>,
     /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
     pub step_end: Vec<Vec3>,
     /// Releases the contacts that hold tangled cloth in its tangle.
-    pub untangler: Untangler,
+    pub(crate) untangler: Untangler,
     /// The thickness h the contacts of this step keep, metres: the material's, capped by the edge length
     /// ([`self_collision_thickness`](super::selfcollide::self_collision_thickness)).
     pub thickness: f32,

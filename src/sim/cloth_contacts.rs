@@ -12,13 +12,13 @@
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
 //! projected on the combined predictions, with both sides' inverse masses, and the positions go back to their
 //! cloths. The gap kept between two cloths is the larger of their thicknesses (each capped like
-//! self-collision's), at most [`MAX_THICKNESS_PER_EDGE`] times the finer cloth's vertex spacing ([`pair_gap`]).
+//! self-collision's), at most `MAX_THICKNESS_PER_EDGE` times the finer cloth's vertex spacing (`pair_gap`).
 //! Each cloth's triangles enter the hash grown by their own thickness only, so a fine cloth next to a thick one
 //! does not fill the hash's cells with its own triangles (`SelfContactSearch::group_bands`).
 //!
 //! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
 //! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
-//! and projected alongside ([`selfcollide::find_edge_contacts`](super::selfcollide::find_edge_contacts)).
+//! and projected alongside (`selfcollide::find_edge_contacts`).
 
 use std::time::Instant;
 
@@ -52,7 +52,7 @@ impl Plugin for ClothContactsPlugin {
 
 /// Passes over the cloth–cloth contacts after each substep's iterations, at most: like the iterations, more
 /// passes let a contact's push travel through a pile of layers.
-pub const MAX_PASSES: u32 = 4;
+pub(crate) const MAX_PASSES: u32 = 4;
 
 /// Every cloth laid end to end, the contacts between different cloths, and the buffers of their search, reused
 /// every step (nothing is allocated once they have grown).
@@ -70,8 +70,8 @@ pub struct ClothContacts {
     /// The contacts between different cloths of this step, in the combined indices.
     pub contacts: Vec<SelfContact>,
     /// The edge–edge contacts at free edges between different cloths, in the combined indices.
-    pub edge_contacts: Vec<EdgeContact>,
-    /// The largest gap a pair of cloths keeps, m: the detection band's base ([`widest_pair_gap`]).
+    pub(crate) edge_contacts: Vec<EdgeContact>,
+    /// The largest gap a pair of cloths keeps, m: the detection band's base (`widest_pair_gap`).
     pub thickness: f32,
     /// What each cloth, in query order, brings to the gap between it and another ([`pair_gap`]).
     gaps: Vec<ClothGap>,
@@ -79,7 +79,7 @@ pub struct ClothContacts {
 
 /// What one cloth brings to the gap kept between it and another cloth.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ClothGap {
+pub(crate) struct ClothGap {
     /// The cloth's thickness, capped like self-collision's ([`self_collision_thickness`]), m.
     pub thickness: f32,
     /// The widest gap its edges allow: [`MAX_THICKNESS_PER_EDGE`] times its vertex spacing (mean shortest edge), m.
@@ -90,12 +90,12 @@ pub struct ClothGap {
 /// A gap wider than about half an edge of the finer cloth holds neighbouring vertices of it on opposite sides of
 /// the other cloth's edges and triangles where the two cross, and each contact's push-out then tears it open
 /// (a stiff 5.6 cm-edge sheet on a coarse cloth 8 cm thick had edges at 5.7× their rest length).
-pub fn pair_gap(a: ClothGap, b: ClothGap) -> f32 {
+pub(crate) fn pair_gap(a: ClothGap, b: ClothGap) -> f32 {
     a.thickness.max(b.thickness).min(a.widest).min(b.widest)
 }
 
 /// The largest [`pair_gap`] between two of `cloths`; 0 for fewer than two.
-pub fn widest_pair_gap(cloths: &[ClothGap]) -> f32 {
+pub(crate) fn widest_pair_gap(cloths: &[ClothGap]) -> f32 {
     let pairs = cloths.iter().enumerate().flat_map(|(i, a)| cloths[i + 1..].iter().map(|b| pair_gap(*a, *b)));
     pairs.fold(0.0, f32::max)
 }

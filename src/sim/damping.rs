@@ -32,14 +32,14 @@ impl Default for Sums {
     }
 }
 
-/// §3.5 lines (1)–(9) with coefficient `k` ∈ [0, 1] over all particles. Masses `mass` are the true masses
+/// §3.5 lines (1)–(9) with coefficient `damping` (k_damping) ∈ [0, 1] over all particles. Masses `mass` are the true masses
 /// (pinned particles included, they are part of the body's motion); velocities of particles with w = 0 are
 /// not changed. The three passes (centre of mass and momentum; angular momentum and inertia; the update) run
 /// over 8 slices of a large cloth's particles (from 4,096), shared by the compute pool's
 /// threads when `parallel`; each slice reduces the sums of the previous pass itself, in slice order.
-pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], k: f32, parallel: bool) {
+pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], damping: f32, parallel: bool) {
     let n = x.len().min(v.len()).min(mass.len()).min(w.len());
-    if k <= 0.0 || n == 0 {
+    if damping <= 0.0 || n == 0 {
         return;
     }
     // a small cloth is one slice (the others empty): the sums then come out exactly as in one loop
@@ -112,7 +112,7 @@ pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], k: f
                 for ((x, v), &w) in x.iter().zip(v.iter_mut()).zip(w) {
                     if w > 0.0 {
                         let dv = v_cm + omega.cross(*x - x_cm) - *v;
-                        *v += dv * k;
+                        *v += dv * damping;
                     }
                 }
             }

@@ -8,7 +8,7 @@ use super::parallel::ColorChunks;
 
 /// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
 /// Without a branch per particle, so the loop vectorises.
-pub fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
+pub(crate) fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
     let dv = gravity * dt;
     for (v, &w) in v.iter_mut().zip(w) {
         *v += dv * f32::from(u8::from(w > 0.0));
@@ -23,7 +23,7 @@ const MAX_DRAG_GAIN: f32 = 0.1;
 /// `wind` = 0 this is air resistance, otherwise it also pushes the cloth. The per-corner gain is capped so
 /// that no drag, however large, can reverse the relative velocity in one step. Triangle after triangle, in
 /// array order.
-pub fn apply_aerodynamics(
+pub(crate) fn apply_aerodynamics(
     x: &[Vec3],
     v: &mut [Vec3],
     w: &[f32],
@@ -44,7 +44,7 @@ pub fn apply_aerodynamics(
 /// triangles of one colour share a vertex): colour after colour, each colour's chunks shared by the compute
 /// pool's threads when `parallel`. The result does not depend on the thread count. If the colour chunks do not
 /// cover the triangles, they are taken one after another instead.
-pub fn apply_aerodynamics_by_color(
+pub(crate) fn apply_aerodynamics_by_color(
     x: &[Vec3],
     v: &mut [Vec3],
     w: &[f32],
@@ -115,7 +115,7 @@ pub const MAX_SPEED: f32 = 60.0;
 /// (w > 0) faster than that moves only MAX_SPEED · Δt toward p_i, so no projection can throw it further in one
 /// substep; an attached one (w = 0) still lands on its target. A prediction whose velocity is not finite (a NaN
 /// or infinite p_i) is discarded (the particle stays at x_i, at rest) so NaN can never spread.
-pub fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) {
+pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) {
     let inv_dt = 1.0 / dt;
     let max_squared = MAX_SPEED * MAX_SPEED;
     for (((x, p), v), w) in x.iter_mut().zip(p).zip(v.iter_mut()).zip(w) {

@@ -3,21 +3,21 @@
 //! ([`SelfCollisionPlugin`], [`ClothContactsPlugin`], [`TearingPlugin`], [`TethersPlugin`],
 //! [`AerodynamicsPlugin`], [`BalloonPlugin`]).
 //!
-//! Every cloth step (1/[`SimParams::rate_hz`], advanced by [`plugin::advance_cloth`] in the host's schedule) the
-//! exclusive system [`plugin::run_substeps`] runs the [`PbdSubstep`] schedule `substeps` times with
+//! Every cloth step (1/[`SimParams::rate_hz`], advanced by `plugin::advance_cloth` in the host's schedule) the
+//! exclusive system `plugin::run_substeps` runs the [`PbdSubstep`] schedule `substeps` times with
 //! Δt = step / substeps. That schedule is seven system sets chained in the paper's order:
 //!
 //! | line | stage | system → kernel |
 //! |---|---|---|
-//! | (5) | [`PbdStage::ExternalForces`] | `stages::external_forces` → [`integrate::apply_gravity`], [`rigid::ClothRigidBody::apply_gravity`]; [`aerodynamics::apply_air`] → [`integrate::apply_aerodynamics_by_color`] |
+//! | (5) | [`PbdStage::ExternalForces`] | `stages::external_forces` → `integrate::apply_gravity`, `rigid::ClothRigidBody::apply_gravity`; [`aerodynamics::apply_air`] → `integrate::apply_aerodynamics_by_color` |
 //! | (6) | [`PbdStage::Damping`] | `stages::damping` → [`damping::damp_velocities`] (§3.5) |
-//! | (7) | [`PbdStage::Predict`] | `colliders::move_colliders` → [`collide::ColliderMotion::pose`]; `stages::move_bodies` → [`rigid::ClothRigidBody::integrate`], [`rigid::ClothRigidBody::collide_with_plane`]; `stages::predict` → [`integrate::predict`], [`constraints::attach::apply_attachments`] (§3.6) |
+//! | (7) | [`PbdStage::Predict`] | `colliders::move_colliders` → [`collide::ColliderMotion::pose`]; `stages::move_bodies` → [`rigid::ClothRigidBody::integrate`], [`rigid::ClothRigidBody::collide_with_plane`]; `stages::predict` → [`integrate::predict`], `constraints::attach::apply_attachments` (§3.6) |
 //! | (8) | [`PbdStage::GenerateCollisions`] | `stages::generate_collisions` → `collide::contacts::generate_contacts` in each collider's frame ([`collide::swept`], §3.4; a vertex resting on a surface its ray leaves keeps its plane, [`collide::shapes::Shape::contact`]; a pinched vertex's facing contacts share their overlap, `collide::pinch`), [`self_contacts::generate_self_contacts`] → [`selfcollide::find_self_contacts`] (§4.3); `stages::hold_on_bodies` → [`collide::contact::Contact::held`] (§4.2); [`cloth_contacts::find_cloth_contacts`] between cloths |
-//! | (9)–(11) | [`PbdStage::Project`] | `stages::project` → [`constraints::project_constraints`] colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A); [`tethers::project_tethers`]; [`cloth_contacts::project_cloth_contacts`]; `stages::push_out` → `collide::contacts::push_out_of_colliders` (§3.4 on the projected positions) |
-//! | (12)–(15) | [`PbdStage::UpdateVelocity`] | `stages::update_velocity` → [`integrate::update_velocities`] |
+//! | (9)–(11) | [`PbdStage::Project`] | `stages::project` → `constraints::project_constraints` colour by colour on the task pool (§3.2–3.3, §4.1–4.4, App. A); [`tethers::project_tethers`]; [`cloth_contacts::project_cloth_contacts`]; `stages::push_out` → `collide::contacts::push_out_of_colliders` (§3.4 on the projected positions) |
+//! | (12)–(15) | [`PbdStage::UpdateVelocity`] | `stages::update_velocity` → `integrate::update_velocities` |
 //! | (16) | [`PbdStage::VelocityResponse`] | `stages::velocity_response` → `collide::response::apply_friction_restitution`; `stages::couple_bodies` → [`rigid::ClothRigidBody::take_from_vertex`] with −m_i (Δp_i/Δt + Δv_i) (§4.2) |
 //!
-//! After each step [`tearing_stage::tear`] splits overstretched edges (§5, [`tearing`]).
+//! After each step the tearing stage splits overstretched edges (§5, [`tearing`]).
 //!
 //! Lines (1)–(3) are the cloth builder ([`cloth::ClothBundle::from_mesh`]); line (4)/(17) is the cloth-step loop.
 

@@ -10,7 +10,7 @@
 //! that finishes a phase's last chunk opens the next phase. Waiting only ever happens while every chunk of the
 //! open phase is claimed by a running thread, so the scheme cannot deadlock whatever number of pool threads
 //! actually joins in (a late thread finds nothing left and returns). The result does not depend on which
-//! thread ran a chunk: it is identical for every thread count, and [`run_phased`] with `parallel = false` is
+//! thread ran a chunk: it is identical for every thread count, and `run_phased` with `parallel = false` is
 //! the single-threaded switch.
 //!
 //! The helpers are drape's own persistent threads (`Crew`), as many as the compute task
@@ -33,7 +33,7 @@ use super::crew::{Crew, back_off};
 /// threads each keeps to its own end of every colour: the chunks are in particle order, so each thread keeps
 /// working on the same particles, in its own cache, phase after phase (one shared counter would interleave the
 /// threads and move particles between the cores at every phase).
-pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl Fn(usize) + Sync) {
+pub(crate) fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl Fn(usize) + Sync) {
     let len = phase_start.len();
     let widest_phase = phase_start.iter().enumerate().map(|(j, &s)| j + 1 - s as usize).max().unwrap_or(0);
     let pool = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 0);
@@ -84,7 +84,7 @@ pub fn run_phased(phase_start: &[u32], rounds: u32, parallel: bool, work: impl F
 
 /// `start..end` cut into at most `pieces` chunks of at least `min_chunk` items (one if the range is shorter),
 /// as `[start, end]` pairs covering the range in order.
-pub fn cut(start: u32, end: u32, pieces: u32, min_chunk: u32) -> impl Iterator<Item = [u32; 2]> {
+pub(crate) fn cut(start: u32, end: u32, pieces: u32, min_chunk: u32) -> impl Iterator<Item = [u32; 2]> {
     let len = end.saturating_sub(start);
     let pieces = pieces.min(len.div_ceil(min_chunk.max(1))).max(1);
     let size = len.div_ceil(pieces).max(1);
@@ -94,7 +94,7 @@ pub fn cut(start: u32, end: u32, pieces: u32, min_chunk: u32) -> impl Iterator<I
 /// A colouring's colours (offsets as in `Coloring`) cut into chunks
 /// for [`run_phased`], for a pass over items of which one colour's touch disjoint particles.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ColorChunks {
+pub(crate) struct ColorChunks {
     ranges: Vec<[u32; 2]>,
     phase_start: Vec<u32>,
 }
@@ -138,7 +138,7 @@ const ONE_PHASE: [u32; 64] = [0; 64];
 /// One output buffer per slice of a pass over independent items (vertex queries), kept between passes so a
 /// warmed-up pass allocates nothing. Cloning gives empty buffers: they are scratch.
 #[derive(Debug)]
-pub struct SliceOutputs<T>(Vec<Mutex<T>>);
+pub(crate) struct SliceOutputs<T>(Vec<Mutex<T>>);
 
 impl<T> Default for SliceOutputs<T> {
     fn default() -> Self {

@@ -1,9 +1,9 @@
 //! [`ClothSimPlugin`]: the paper's simulation loop (§3.1, lines (1)–(17)) as Bevy schedules.
 //!
 //! The host app chooses the schedule the cloth advances in ([`ClothSimPlugin::new`], `FixedUpdate` by default).
-//! Each run of it, [`advance_cloth`] adds that schedule's elapsed time to the cloth's own clock and runs the
+//! Each run of it, `advance_cloth` adds that schedule's elapsed time to the cloth's own clock and runs the
 //! [`ClothStep`] schedule once per whole step of 1/[`SimParams::rate_hz`] it holds (at most
-//! [`MAX_STEPS_PER_RUN`]), so the cloth keeps its own rate whatever the host's `Time<Fixed>` is, and never
+//! `MAX_STEPS_PER_RUN`), so the cloth keeps its own rate whatever the host's `Time<Fixed>` is, and never
 //! changes it. A cloth step is [`ClothStepSystems::BeforeStep`] (inputs, kinematic targets, gusts), `substeps`
 //! runs of [`PbdSubstep`] — the seven [`PbdStage`]s of lines (5)–(16) chained with Δt = step / substeps — and
 //! [`ClothStepSystems::AfterStep`] (tearing, §5).
@@ -22,7 +22,7 @@ use super::schedule::{
 use super::{SimParams, StageTimings, stages};
 
 /// The core loop: its resources, the [`ClothStep`] and [`PbdSubstep`] schedules with the paper's stages
-/// chained, and [`advance_cloth`] in the host's schedule. The concern plugins of
+/// chained, and `advance_cloth` in the host's schedule. The concern plugins of
 /// [`DrapePlugins`](crate::plugins::DrapePlugins) (self-collision, cloth–cloth contacts, tearing, tethers, air,
 /// balloons) add their systems to these stages.
 pub struct ClothSimPlugin {
@@ -94,7 +94,7 @@ fn add_chained_schedules(app: &mut App) {
 }
 
 /// Keeps [`SimParams`] inside their documented ranges, whoever wrote them.
-pub fn sanitize_params(mut params: ResMut<SimParams>) {
+pub(crate) fn sanitize_params(mut params: ResMut<SimParams>) {
     if !params.is_changed() {
         return;
     }
@@ -115,7 +115,7 @@ pub fn match_fixed_timestep_to_cloth(params: Res<SimParams>, mut fixed: ResMut<T
 
 /// Runs [`ClothStep`] once per whole cloth step in the time the host schedule's `Time` advanced (held back
 /// while paused; one step per request while paused).
-pub fn advance_cloth(world: &mut World) {
+pub(crate) fn advance_cloth(world: &mut World) {
     let step = cloth_step(world.resource::<SimParams>());
     let delta = world.resource::<Time>().delta();
     let steps = {
@@ -139,14 +139,14 @@ pub fn advance_cloth(world: &mut World) {
 }
 
 /// One cloth step of 1/[`SimParams::rate_hz`], now: the [`ClothStep`] schedule.
-pub fn run_cloth_step(world: &mut World) {
+pub(crate) fn run_cloth_step(world: &mut World) {
     world.resource_mut::<SimClock>().step_dt = cloth_step(world.resource::<SimParams>()).as_secs_f32();
     world.run_schedule(ClothStep);
 }
 
 /// One cloth step, line (4)–(17): runs [`PbdSubstep`] `substeps` times with Δt = step / substeps, and records
 /// the wall time of the step.
-pub fn run_substeps(world: &mut World) {
+pub(crate) fn run_substeps(world: &mut World) {
     let params = world.resource::<SimParams>().sanitized();
     let dt = world.resource::<SimClock>().step_dt / params.substeps as f32;
     let start = Instant::now();

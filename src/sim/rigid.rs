@@ -123,7 +123,7 @@ impl ClothRigidBody {
     }
 
     /// Line (5) for a body: gravity.
-    pub fn apply_gravity(&mut self, gravity: Vec3, dt: f32) {
+    pub(crate) fn apply_gravity(&mut self, gravity: Vec3, dt: f32) {
         self.velocity += gravity * dt;
     }
 
@@ -139,7 +139,7 @@ impl ClothRigidBody {
 
     /// A body resting on or hitting the static plane through `point` with unit `normal`: the body is lifted
     /// out by its deepest penetration, then each of its support points touching the plane (within
-    /// [`TOUCHING`]) gets an impulse that removes its approach speed (reflected by `restitution` when faster
+    /// `TOUCHING`) gets an impulse that removes its approach speed (reflected by `restitution` when faster
     /// than `rest_speed`) and, within Coulomb's cone μ = `friction`, its sliding speed.
     pub fn collide_with_plane(
         &mut self,
@@ -179,7 +179,7 @@ impl ClothRigidBody {
 
 /// Support points within this distance of the deepest one count as touching the plane too (a box resting on
 /// a face touches with four corners), metres.
-pub const TOUCHING: f32 = 0.005;
+pub(crate) const TOUCHING: f32 = 0.005;
 
 /// The points of `shape` (posed by `pose`) that can touch a plane with this `normal` first: the sphere's
 /// lowest point, the capsule's two end caps, the box's corners. Returns them and their count.

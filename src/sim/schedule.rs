@@ -96,7 +96,7 @@ pub enum ClothStepSystems {
     Start,
     /// Inputs, kinematic targets and gusts, before the substeps.
     BeforeStep,
-    /// The substeps ([`run_substeps`](super::plugin::run_substeps)).
+    /// The substeps (`run_substeps`).
     Step,
     /// Topology changes: tearing (§5); the step's end state, as recordings see it.
     AfterStep,
@@ -105,14 +105,14 @@ pub enum ClothStepSystems {
     HandOver,
 }
 
-/// The system set of [`advance_cloth`](super::plugin::advance_cloth) in the host's schedule, to order the
+/// The system set of `advance_cloth` in the host's schedule, to order the
 /// host's systems around the cloth.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AdvanceClothSystems;
 
 /// Most cloth steps one run of the host schedule may take: after a long stall the cloth drops the backlog
 /// instead of spending ever longer catching up.
-pub const MAX_STEPS_PER_RUN: u32 = 4;
+pub(crate) const MAX_STEPS_PER_RUN: u32 = 4;
 
 /// Simulated time and the current substep Δt.
 #[derive(Resource, Clone, Copy, Debug, Default)]
@@ -143,14 +143,14 @@ pub struct SimControl {
 
 /// The host schedule's time not yet simulated, less than one cloth step after each run.
 #[derive(Resource, Clone, Copy, Debug, Default)]
-pub struct ClothTimeAccumulator(pub Duration);
+pub(crate) struct ClothTimeAccumulator(pub Duration);
 
-/// The system set of [`sanitize_params`](super::plugin::sanitize_params) in `PreUpdate`: systems that replace
+/// The system set of `sanitize_params` in `PreUpdate`: systems that replace
 /// [`SimParams`] (loading a scene) run before it.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SanitizeParamsSystems;
 
 /// The length of one cloth step, 1/[`SimParams::rate_hz`] (sanitized).
-pub fn cloth_step(params: &SimParams) -> Duration {
+pub(crate) fn cloth_step(params: &SimParams) -> Duration {
     Duration::from_secs_f64(1.0 / params.sanitized().rate_hz as f64)
 }

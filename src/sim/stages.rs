@@ -53,10 +53,10 @@ pub fn external_forces(
 /// Line (6): §3.5 damping, with k_damping converted from per step to per substep.
 pub fn damping(mut cloths: Query<&mut Particles>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
-    let k = linearized(params.damping, params.substeps);
+    let damping = linearized(params.damping, params.substeps);
     for mut particles in &mut cloths {
         let Particles { x, v, w, mass, .. } = &mut *particles;
-        damp::damp_velocities(x, v, mass, w, k, params.parallel);
+        damp::damp_velocities(x, v, mass, w, damping, params.parallel);
     }
     timings.add(PbdStage::Damping, start);
 }

@@ -7,7 +7,7 @@
 //!
 //! 1. **Detection.** The stretch of a stretch constraint (one per mesh edge, §4.1) is the ratio |p_a − p_b| / l0
 //!    of its current length (in the predictions `p`) to its rest length; an edge tears when the ratio exceeds the
-//!    threshold ([`most_stretched_edge`], [`most_stretched_edges`]).
+//!    threshold (`most_stretched_edge`, `most_stretched_edges`).
 //! 2. **Which endpoint.** A free endpoint is split before a pinned/attached/held one (w = 0) or one a body holds
 //!    (`held`, two-way: w > 0), and among equals the one with more incident triangles, then the edge's first
 //!    vertex. If that endpoint cannot be split
@@ -22,7 +22,7 @@
 //! 4. **Duplicate.** A new vertex is appended to every per-vertex array with the original's x, p, v and texture
 //!    coordinate. The original's mass m is shared in proportion to the *rest* areas of the triangles each copy
 //!    keeps (Heron's formula on the stretch rest lengths, so a stretched fan does not attract mass), each share
-//!    clamped to at least [`MIN_MASS_FRACTION`]·m, and the two masses sum to m exactly. Inverse masses become
+//!    clamped to at least `MIN_MASS_FRACTION`·m, and the two masses sum to m exactly. Inverse masses become
 //!    1/m, except that a pinned original (w = 0) stays pinned while its duplicate is free: attachments refer to
 //!    the original index, so the torn-off part leaves the pin (a caller that wants both held must attach the
 //!    duplicate itself).
@@ -50,14 +50,14 @@ use bevy::math::Vec3;
 
 /// The smallest share of the split vertex's mass that either copy receives, so that neither becomes massless
 /// when one side's triangles have (almost) no rest area.
-pub const MIN_MASS_FRACTION: f32 = 0.01;
+pub(crate) const MIN_MASS_FRACTION: f32 = 0.01;
 
 /// Mutable borrows of the per-vertex and per-constraint arrays of one cloth, everything a tear edits.
 ///
 /// Per-vertex arrays (`x`, `p`, `v`, `mass`, `w` and `uvs` unless empty) have one entry per vertex;
 /// `rest_length` parallels `edges`, `rest_angle` and `rest_distance` parallel `quads`. A tear refuses to touch a
 /// cloth whose lengths disagree.
-pub struct TearableCloth<'a> {
+pub(crate) struct TearableCloth<'a> {
     /// Positions x_i.
     pub x: &'a mut Vec<Vec3>,
     /// Predicted positions p_i; the split plane is placed in these.
@@ -108,7 +108,7 @@ impl TearableCloth<'_> {
 /// The result of one tear: `split_vertex` kept the triangles above the split plane, the newly appended
 /// `duplicate` (always the last vertex) took the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TearOutcome {
+pub(crate) struct TearOutcome {
     /// The vertex split; it keeps the triangles above the split plane.
     pub split_vertex: u32,
     /// The appended duplicate (the last vertex); it takes the other triangles.
@@ -118,7 +118,7 @@ pub struct TearOutcome {
 /// An edge stretched beyond the tearing threshold, identified by its endpoints (edge indices change when a tear
 /// removes constraints).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Overstretched {
+pub(crate) struct Overstretched {
     /// The edge's endpoints.
     pub vertices: [u32; 2],
     /// |p_a − p_b| / l0.
@@ -134,7 +134,12 @@ fn stretch_ratio(p: &[Vec3], [a, b]: [u32; 2], rest_length: f32) -> Option<f32> 
 /// The index of the edge with the largest stretch ratio |p_a − p_b| / l0 strictly above `threshold` (a ratio:
 /// 2.0 tears at twice the rest length), or `None` if no edge exceeds it. Edges with a non-positive rest length,
 /// out-of-range vertices or non-finite lengths are ignored; on ties the first edge wins.
-pub fn most_stretched_edge(p: &[Vec3], edges: &[[u32; 2]], rest_length: &[f32], threshold: f32) -> Option<usize> {
+pub(crate) fn most_stretched_edge(
+    p: &[Vec3],
+    edges: &[[u32; 2]],
+    rest_length: &[f32],
+    threshold: f32,
+) -> Option<usize> {
     let mut best: Option<(usize, f32)> = None;
     for (i, (&edge, &l0)) in edges.iter().zip(rest_length).enumerate() {
         if let Some(ratio) = stretch_ratio(p, edge, l0)
@@ -149,7 +154,7 @@ pub fn most_stretched_edge(p: &[Vec3], edges: &[[u32; 2]], rest_length: &[f32], 
 
 /// Fills `out` (cleared first; its capacity is reused) with up to `max_count` edges whose stretch ratio exceeds
 /// `threshold`, worst first. Same filtering as [`most_stretched_edge`]; one pass plus a partial sort.
-pub fn most_stretched_edges(
+pub(crate) fn most_stretched_edges(
     p: &[Vec3],
     edges: &[[u32; 2]],
     rest_length: &[f32],
@@ -175,7 +180,7 @@ pub fn most_stretched_edges(
 /// Tears up to `max_tears` of the worst edges stretched beyond `threshold` (found once, before any tear, into
 /// `scratch`), and returns how many tears happened. An edge that an earlier tear of the same call already
 /// relabelled or removed is skipped; it is found again next time if still overstretched.
-pub fn tear_overstretched(
+pub(crate) fn tear_overstretched(
     cloth: &mut TearableCloth,
     threshold: f32,
     max_tears: usize,
@@ -185,18 +190,11 @@ pub fn tear_overstretched(
     scratch.iter().filter(|e| tear_between(cloth, e.vertices[0], e.vertices[1]).is_some()).count()
 }
 
-/// Tears stretch constraint `edge` (§5): splits one of its endpoints as described in the [module
-/// documentation](self). Returns `None`, changing nothing, if the index is out of range, the cloth's arrays are
-/// inconsistent, or neither endpoint can be split (fewer than two incident triangles, or all of them on one side
-/// of the split plane).
-pub fn tear_edge(cloth: &mut TearableCloth, edge: usize) -> Option<TearOutcome> {
-    let [a, b] = *cloth.edges.get(edge)?;
-    tear_between(cloth, a, b)
-}
-
-/// [`tear_edge`] for the stretch constraint between vertices `a` and `b`, in either order; `None` (no change) if
-/// there is no such constraint.
-pub fn tear_between(cloth: &mut TearableCloth, a: u32, b: u32) -> Option<TearOutcome> {
+/// Tears the stretch constraint between vertices `a` and `b`, in either order (§5): splits one of its endpoints as
+/// described in the [module documentation](self). Returns `None`, changing nothing, if there is no such constraint,
+/// the cloth's arrays are inconsistent, or neither endpoint can be split (fewer than two incident triangles, or all
+/// of them on one side of the split plane).
+pub(crate) fn tear_between(cloth: &mut TearableCloth, a: u32, b: u32) -> Option<TearOutcome> {
     let n = cloth.vertex_count();
     if a == b || a as usize >= n || b as usize >= n || !cloth.is_consistent() {
         return None;
@@ -247,7 +245,7 @@ struct SplitPlan {
 }
 
 /// Plans splitting `v` by the plane through p_v with normal p_other − p_v; `fan` lists the triangles incident to
-/// `v`. Reads the cloth only; `None` if `v` cannot be split (see [`tear_edge`]).
+/// `v`. Reads the cloth only; `None` if `v` cannot be split (see [`tear_between`]).
 fn plan_split(cloth: &TearableCloth, v: u32, other: u32, fan: &[usize]) -> Option<SplitPlan> {
     if fan.len() < 2 {
         return None;
@@ -637,7 +635,8 @@ mod tests {
         }
 
         fn tear(&mut self, edge: usize) -> Option<TearOutcome> {
-            tear_edge(&mut self.view(), edge)
+            let [a, b] = *self.edges.get(edge)?;
+            tear_between(&mut self.view(), a, b)
         }
 
         fn edge_index(&self, a: u32, b: u32) -> Option<usize> {

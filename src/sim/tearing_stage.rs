@@ -22,7 +22,7 @@ impl Plugin for TearingPlugin {
 /// After the step, §5: when tearing is on, splits up to [`MAX_TEARS_PER_STEP`] vertices of the edges stretched
 /// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
 /// A cloth with no overstretched edge is only read.
-pub fn tear(
+pub(crate) fn tear(
     mut cloths: Query<(Tearable, Option<&BodyAttachments>)>,
     params: Res<SimParams>,
     mut found: Local<Vec<tearing::Overstretched>>,
@@ -78,4 +78,4 @@ type Tearable = (
 );
 
 /// Most vertex splits per cloth and step: a rip opens over a few frames instead of shattering at once.
-pub const MAX_TEARS_PER_STEP: usize = 8;
+pub(crate) const MAX_TEARS_PER_STEP: usize = 8;

@@ -14,7 +14,7 @@ const IN_STEP: usize = PbdStage::Tearing as usize;
 pub type StepRecord = ([f32; STAGES], f32);
 
 /// Steps kept for the history plot.
-pub const HISTORY: usize = 240;
+pub(crate) const HISTORY: usize = 240;
 
 /// Per-stage wall time: the step in progress, the last finished step, running sums, and a short history.
 #[derive(Resource, Clone, Debug)]
@@ -30,7 +30,7 @@ pub struct StageTimings {
     pub last_step: f64,
     /// Finished steps.
     pub steps: u64,
-    /// Milliseconds of the last [`HISTORY`] steps, oldest first: per stage (in [`PbdStage::ALL`] order, mesh
+    /// Milliseconds of the last `HISTORY` steps, oldest first: per stage (in [`PbdStage::ALL`] order, mesh
     /// sync as last measured), then the whole step.
     pub history_ms: std::collections::VecDeque<StepRecord>,
 }

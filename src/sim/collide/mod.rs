@@ -117,7 +117,7 @@ pub enum ColliderMotion {
 }
 
 /// The point `fraction` (0–1) of the way along the polyline 0 → waypoints (→ 0 if `looped`), by arc length.
-pub fn point_along(waypoints: &[Vec3], looped: bool, fraction: f32) -> Vec3 {
+pub(crate) fn point_along(waypoints: &[Vec3], looped: bool, fraction: f32) -> Vec3 {
     let closing = if looped { Some(Vec3::ZERO) } else { None };
     let corners = || std::iter::once(Vec3::ZERO).chain(waypoints.iter().copied()).chain(closing);
     let segments = || corners().zip(corners().skip(1));

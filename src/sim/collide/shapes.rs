@@ -68,7 +68,7 @@ const BISECTION_STEPS: u32 = 30;
 /// How far outside a shape a vertex may start and still rest on it, metres: a contact leaves its vertex on the
 /// surface to within rounding (about 10⁻⁷ of its coordinates), far less than this, and this is far less than any
 /// cloth's thickness.
-pub const RESTING_SKIN: f32 = 1e-4;
+pub(crate) const RESTING_SKIN: f32 = 1e-4;
 
 impl Shape {
     /// The shape grown by `margin` metres in every direction (the cloth thickness keeps cloth off surfaces).
@@ -345,7 +345,7 @@ impl Shape {
     /// The collision constraint of line (8) for a vertex moving x→p, as surface point, outward normal and
     /// whether the vertex rests on the surface: the continuous entry point if the ray enters the shape, the
     /// closest surface point if the ray lies completely inside (static fallback), the surface point nearest x if
-    /// the ray starts on the surface (within [`RESTING_SKIN`]) and does not enter (resting), and nothing if it
+    /// the ray starts on the surface (within `RESTING_SKIN`) and does not enter (resting), and nothing if it
     /// stays outside. A ray that starts inside and ends outside keeps the surface nearest its start: a vertex
     /// left on the boundary (or a hair inside it, by rounding) by the last substep's projection must leave on the
     /// side it was pushed to, never through a thin collider to the other side.

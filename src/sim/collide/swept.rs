@@ -24,7 +24,7 @@ pub struct SurfaceHit {
 
 /// One collider over one substep, with the coefficients cloth meets on it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SweptCollider {
+pub(crate) struct SweptCollider {
     /// The shape in the collider's own frame (scale applied); for a collider that does not move in this
     /// substep, the world shape itself (both poses are then the identity).
     pub local: Shape,
@@ -59,7 +59,8 @@ impl SweptCollider {
     }
 
     /// A collider that does not move.
-    pub fn fixed(world: Shape, friction: f32, restitution: f32) -> Self {
+    #[cfg(test)]
+    pub(crate) fn fixed(world: Shape, friction: f32, restitution: f32) -> Self {
         Self::new(world, Isometry3d::IDENTITY, Isometry3d::IDENTITY, friction, restitution)
     }
 
@@ -127,7 +128,7 @@ impl SweptCollider {
 /// small collider are rejected before the exact test: one in world space around everything the shape sweeps
 /// over the substep (tested before a moving collider's frame changes), one around the shape itself.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GrownShape {
+pub(crate) struct GrownShape {
     /// The shape grown by the margin, in the collider's own frame.
     pub shape: Shape,
     bounds: Option<(Vec3, f32)>,

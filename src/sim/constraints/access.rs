@@ -8,10 +8,6 @@ use bevy::math::Vec3;
 pub trait ParticleAccess {
     /// Number of particles.
     fn len(&self) -> usize;
-    /// Whether there are no particles.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// Predicted position p_i.
     fn p(&self, i: usize) -> Vec3;
     /// Inverse mass w_i.

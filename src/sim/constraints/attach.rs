@@ -88,17 +88,17 @@ impl Attachment {
 
 /// The phase 2π·f·t of a motion of `frequency` Hz at time `t`, reduced to one turn in double precision so it
 /// stays exact however long the scene runs.
-pub fn periodic_phase(frequency: f32, t: f64) -> f32 {
+pub(crate) fn periodic_phase(frequency: f32, t: f64) -> f32 {
     (std::f64::consts::TAU * f64::from(frequency) * t).rem_euclid(std::f64::consts::TAU) as f32
 }
 
-/// The angle in radians turned at `angular_speed` rad/s by time `t`, reduced to one turn like [`periodic_phase`].
+/// The angle in radians turned at `angular_speed` rad/s by time `t`, reduced to one turn like `periodic_phase`.
 pub fn turned(angular_speed: f32, t: f64) -> f32 {
     (f64::from(angular_speed) * t).rem_euclid(std::f64::consts::TAU) as f32
 }
 
 /// Writes each attachment's target at time `t` into the predictions `p` (§3.6).
-pub fn apply_attachments(p: &mut [Vec3], attachments: &[Attachment], t: f64) {
+pub(crate) fn apply_attachments(p: &mut [Vec3], attachments: &[Attachment], t: f64) {
     for a in attachments {
         if let Some(slot) = p.get_mut(a.vertex as usize) {
             *slot = a.motion.target(a.anchor, t);

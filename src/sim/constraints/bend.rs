@@ -7,7 +7,7 @@
 //! Bridson et al. (2003) — two cross products instead of ten; the tests check it against eq. (25)–(28) and
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
-//! NaN, and one projection corrects at most [`MAX_ANGLE_STEP`] of angle. In a cloth whose stretch is far softer
+//! NaN, and one projection corrects at most `MAX_ANGLE_STEP` of angle. In a cloth whose stretch is far softer
 //! than its bending, a pair folded past a right angle is left as a crease ([`Folds::Leave`]). Four pairs of a colour are projected at
 //! once (`crate::sim::lanes`); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
 //! such pairs leaves after a few products.
@@ -15,8 +15,8 @@
 use bevy::math::{BVec4A, Vec3, Vec4};
 use serde::{Deserialize, Serialize};
 
-use super::access::{ParticleAccess, Slices};
-use super::response::{Response, Stiffness};
+use super::access::ParticleAccess;
+use super::response::Response;
 use super::stretch::sweep_distances;
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
@@ -41,14 +41,14 @@ const PARALLEL: f32 = 1e-4;
 /// Largest angle error one projection corrects, radians. Eq. (29) is a Newton step on the linearisation of
 /// eq. (3), valid for small errors; a pair folded far from its rest angle (a crumpled, very stretchy cloth) would
 /// overshoot wildly, so it unfolds over several sweeps instead.
-pub const MAX_ANGLE_STEP: f32 = 0.3;
+pub(crate) const MAX_ANGLE_STEP: f32 = 0.3;
 
 /// Below this ratio k_stretch / k_bend a crumpled cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16
 /// sheets thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
-pub const SOFT_STRETCH: f32 = 0.1;
+pub(crate) const SOFT_STRETCH: f32 = 0.1;
 
 /// A cloth with more than this share of its pairs folded past a right angle is crumpled ([`Folds::Leave`]).
-pub const CRUMPLED: f32 = 0.02;
+pub(crate) const CRUMPLED: f32 = 0.02;
 
 /// What a dihedral sweep does with a pair folded past a right angle (n1·n2 > 0: its wings on one side).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub enum Folds {
 
 impl Folds {
     /// The folds a cloth with the user's `stretch_stiffness` and `bend_stiffness` unfolds: all unless its stretch
-    /// is below [`SOFT_STRETCH`] times its bending and it is [`CRUMPLED`] (`folded_share`, asked only then). A
+    /// is below `SOFT_STRETCH` times its bending and it is `CRUMPLED` (`folded_share`, asked only then). A
     /// cloth with a dog-ear or two unfolds them as the paper does.
     pub fn for_cloth(stretch_stiffness: f32, bend_stiffness: f32, folded_share: impl FnOnce() -> f32) -> Self {
         let soft = Self::may_leave(stretch_stiffness, bend_stiffness);
@@ -78,7 +78,7 @@ impl Folds {
 }
 
 /// The share of the pairs `quads` folded past a right angle at positions `x` (n1·n2 > 0); 0 without pairs.
-pub fn folded_share(x: &[Vec3], quads: &[[u32; 4]]) -> f32 {
+pub(crate) fn folded_share(x: &[Vec3], quads: &[[u32; 4]]) -> f32 {
     let folded = quads
         .iter()
         .filter(|q| {
@@ -93,7 +93,7 @@ pub fn folded_share(x: &[Vec3], quads: &[[u32; 4]]) -> f32 {
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
 /// degenerate. Evaluated as atan2(|n1×n2|, n1·n2), exact to rounding at every angle (arccos loses half its
 /// digits near the flat state, d ≈ −1): for rest angles.
-pub fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
+pub(crate) fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
     let hinge = Hinge4::new(corners.map(Vec3x4::splat));
     (!hinge.degenerate().test(0)).then(|| (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x))
 }
@@ -237,7 +237,7 @@ fn project_dihedral_x4<const LEAVE_FOLDS: bool>(
 /// `len % 4` pairs fill a group whose other lanes repeat its first pair and stay inactive. `folds` says what
 /// becomes of a pair folded past a right angle.
 #[inline(always)]
-pub fn sweep_dihedral(
+pub(crate) fn sweep_dihedral(
     p: &mut impl ParticleAccess,
     quads: &[[u32; 4]],
     rest_angle: &[f32],
@@ -296,26 +296,33 @@ fn sweep_dihedral_with<const LEAVE_FOLDS: bool>(
 /// each shared edge. Unlike the dihedral term it also resists stretching across the edge. The quads must be of
 /// one colour (`sweep_distances`).
 #[inline(always)]
-pub fn sweep_opposite_distance(p: &mut impl ParticleAccess, quads: &[[u32; 4]], rest: &[f32], r: &mut impl Response) {
+pub(crate) fn sweep_opposite_distance(
+    p: &mut impl ParticleAccess,
+    quads: &[[u32; 4]],
+    rest: &[f32],
+    r: &mut impl Response,
+) {
     sweep_distances(p, quads, rest, r, |q| [q[2], q[3]]);
-}
-
-/// One Gauss–Seidel sweep over all dihedral bending constraints, with the paper's stiffness `k`.
-pub fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
-    sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, &mut Stiffness(k), Folds::Unfold);
-}
-
-/// One sweep of opposite-vertex distance bending over all quads, with the paper's stiffness `k`.
-pub fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest: &[f32], k: f32) {
-    sweep_opposite_distance(&mut Slices { p, w }, quads, rest, &mut Stiffness(k));
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::access::Slices;
     use super::super::momentum;
+    use super::super::response::Stiffness;
     use super::*;
     use crate::sim::lanes::{PackedWork, with_avx2};
     use bevy::math::Quat;
+
+    /// One Gauss–Seidel sweep over all dihedral bending constraints, with the paper's stiffness `k`.
+    fn project_dihedral(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest_angle: &[f32], k: f32) {
+        sweep_dihedral(&mut Slices { p, w }, quads, rest_angle, &mut Stiffness(k), Folds::Unfold);
+    }
+
+    /// One sweep of opposite-vertex distance bending over all quads, with the paper's stiffness `k`.
+    fn project_opposite_distance(p: &mut [Vec3], w: &[f32], quads: &[[u32; 4]], rest: &[f32], k: f32) {
+        sweep_opposite_distance(&mut Slices { p, w }, quads, rest, &mut Stiffness(k));
+    }
 
     /// A hinge: shared edge along X, wings folded by `fold` radians from flat.
     fn hinge(fold: f32) -> [Vec3; 4] {

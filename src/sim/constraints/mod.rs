@@ -35,7 +35,7 @@ use super::selfcollide::{SelfContact, project_self_contacts_on};
 
 /// Stiffness and model of one cloth's projection, already linearised for the iteration count.
 #[derive(Clone, Copy, Debug)]
-pub struct SolverSettings {
+pub(crate) struct SolverSettings {
     /// Solver iterations n_s, lines (9)–(11); at least 1.
     pub iterations: u32,
     /// k' of the stretch stiffness for `iterations` (§3.3).
@@ -54,7 +54,7 @@ pub struct SolverSettings {
 
 /// XPBD's part in a projection.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct XpbdSettings {
+pub(crate) struct XpbdSettings {
     /// The time-scaled compliances α̃ = α/Δt² of stretch, of bending (`response::Compliance`) and of a
     /// balloon's volume ([`volume::VolumeResponse`]).
     pub alpha: [f32; 3],
@@ -84,11 +84,6 @@ impl SolverSettings {
         let xpbd = Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share });
         Self { xpbd, folds: Folds::Unfold, ..self }
     }
-
-    /// The same settings, projected on one thread.
-    pub fn single_threaded(self) -> Self {
-        Self { parallel: false, ..self }
-    }
 }
 
 /// The internal constraints of one cloth, and the order to project them in.
@@ -105,7 +100,7 @@ pub struct ClothConstraints<'a> {
     /// Self-collision constraints of this substep (§4.3) and the cloth thickness h they keep.
     pub self_contacts: &'a [SelfContact],
     /// Where the second and third group of `self_contacts` start (see
-    /// [`split_in_halves`](crate::sim::selfcollide::split_in_halves)).
+    /// `split_in_halves`).
     pub self_contact_halves: [usize; 2],
     /// The cloth thickness h in metres (§4.3).
     pub thickness: f32,
@@ -131,7 +126,7 @@ impl<'a> ClothConstraints<'a> {
 
 /// Per-step buffers the projection writes: the contacts (friction bookkeeping), the volume gradient and XPBD's
 /// multipliers.
-pub struct ProjectionScratch<'a> {
+pub(crate) struct ProjectionScratch<'a> {
     /// The collision constraints; the projection records what it did with each.
     pub contacts: &'a mut [Contact],
     /// Scratch for the volume constraint's gradient ∇C (§4.4).
@@ -143,7 +138,7 @@ pub struct ProjectionScratch<'a> {
 /// Lines (9)–(11): projects all constraints of one cloth `iterations` times onto the predictions `p`
 /// (positions `x` at the start of the step are needed by contact friction). Colour by colour, each colour's
 /// chunks shared by the task pool's threads when `settings.parallel`; the result is the same either way.
-pub fn project_constraints(
+pub(crate) fn project_constraints(
     p: &mut [Vec3],
     x: &[Vec3],
     w: &[f32],

@@ -8,7 +8,7 @@
 //! The projection moves only the free vertex (the attached one has w = 0, §3.6), so the tethers of different
 //! vertices are independent and need no colouring. L is the geodesic distance along the mesh at rest (shortest
 //! path over the stretch edges' rest lengths, found with a Dijkstra search from all attached vertices at once,
-//! each vertex keeping its nearest anchors, [`TETHERS_PER_VERTEX`] of them), or the straight distance between the
+//! each vertex keeping its nearest anchors, `TETHERS_PER_VERTEX` of them), or the straight distance between the
 //! rest positions ([`TetherLengths::Euclidean`]: tighter for a cloth that hangs folded, too tight for one draped
 //! over a collider). Only anchors connected to a vertex through the mesh tether it: a piece torn off falls free.
 
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 /// Anchors per free vertex that drape's cloths use: the nearest one, as in Jolt and FleX. A second one (held by
 /// both of two pins) cost a third more per substep on a hanging sheet and held it no better (docs/solvers.md).
-pub const TETHERS_PER_VERTEX: usize = 1;
+pub(crate) const TETHERS_PER_VERTEX: usize = 1;
 
 /// How a tether's rest length is measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

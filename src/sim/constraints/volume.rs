@@ -39,11 +39,11 @@ pub fn enclosed_volume(p: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
 }
 
 /// Longest move of one volume projection, as a fraction of the cube root of the target volume.
-pub const MAX_STEP: f32 = 0.1;
+pub(crate) const MAX_STEP: f32 = 0.1;
 
 /// How the volume constraint answers its error C: the paper's stiffness, or XPBD's compliance.
 #[derive(Debug)]
-pub enum VolumeResponse<'a> {
+pub(crate) enum VolumeResponse<'a> {
     /// Δp_i = −k s w_i ∇_i C with s = C / Σ_j w_j |∇_j C|² (eq. 8–9); the paper's balloons use k = 1.
     Stiffness(f32),
     /// XPBD: Δλ = (−C − α̃λ) / (Σ_j w_j |∇_j C|² + α̃), Δp_i = w_i ∇_i C Δλ, with α̃ = α/Δt² (m³/Pa over s²);
@@ -94,7 +94,7 @@ impl VolumeResponse<'_> {
 ///
 /// # Panics
 /// If a triangle index is out of bounds of `p`.
-pub fn project_volume(
+pub(crate) fn project_volume(
     p: &mut [Vec3],
     w: &[f32],
     triangles: &[[u32; 3]],

@@ -42,11 +42,11 @@ pub enum MeshError {
 
 /// A pair of triangles sharing the edge (p1, p2), with opposite vertices p3 and p4: the paper's triangles
 /// (p1, p3, p2) and (p1, p2, p4) of §4.1 and Fig. 4, stored as `[p1, p2, p3, p4]`.
-pub type BendQuad = [u32; 4];
+pub(crate) type BendQuad = [u32; 4];
 
 /// Unique edges of `triangles`, sorted, and every pair of triangles sharing an edge.
 /// Fails on a non-manifold edge (more than two triangles).
-pub fn edges_and_bend_quads(triangles: &[[u32; 3]]) -> Result<(Vec<[u32; 2]>, Vec<BendQuad>), MeshError> {
+pub(crate) fn edges_and_bend_quads(triangles: &[[u32; 3]]) -> Result<(Vec<[u32; 2]>, Vec<BendQuad>), MeshError> {
     // (edge lo, edge hi, opposite vertex), one per triangle side.
     let mut sides: Vec<(u32, u32, u32)> = Vec::with_capacity(triangles.len() * 3);
     for t in triangles {
@@ -97,7 +97,7 @@ pub fn validate(positions: &[Vec3], triangles: &[[u32; 3]]) -> Result<(), MeshEr
 
 /// Vertex masses from an areal density ρ in kg/m²: each vertex gets one third of the mass of every adjacent
 /// triangle (§4.1). Fails if a vertex would get no mass.
-pub fn lumped_masses(positions: &[Vec3], triangles: &[[u32; 3]], density: f32) -> Result<Vec<f32>, MeshError> {
+pub(crate) fn lumped_masses(positions: &[Vec3], triangles: &[[u32; 3]], density: f32) -> Result<Vec<f32>, MeshError> {
     let mut mass = vec![0.0f32; positions.len()];
     for t in triangles {
         let [a, b, c] = t.map(|i| positions[i as usize]);

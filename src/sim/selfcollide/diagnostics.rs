@@ -17,7 +17,7 @@ const CROSSING_BISECTIONS: u32 = 32;
 /// (q(s) − p1(s))·((p2(s) − p1(s))×(p3(s) − p1(s))) changes sign over s ∈ [0, 1], and at the crossing time
 /// (found by bisection) q(s) projects into the triangle at s (barycentric tolerance 1e-5, so a pass exactly
 /// through an edge counts for both triangles). A vertex that passes through the plane an even number of times
-/// is not counted; with three crossings only the one bisection finds is checked. Uses a [`SpatialHash`]
+/// is not counted; with three crossings only the one bisection finds is checked. Uses a `SpatialHash`
 /// internally; allocates it per call, so it is meant for tests and diagnostics.
 pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3]]) -> usize {
     let mut hash = SpatialHash::default();
@@ -47,7 +47,7 @@ pub fn count_crossings(x_before: &[Vec3], x_after: &[Vec3], triangles: &[[u32; 3
 /// undo). The edge's ends lie strictly on opposite sides of the triangle's plane and the crossing point projects
 /// into the triangle (barycentrics ≥ 0). Each edge counts once, whichever triangles share it. Allocates; meant
 /// for tests and reports.
-pub fn count_intersections(positions: &[Vec3], triangles: &[[u32; 3]]) -> usize {
+pub(crate) fn count_intersections(positions: &[Vec3], triangles: &[[u32; 3]]) -> usize {
     let mut hash = SpatialHash::default();
     hash.rebuild(positions, triangles);
     let mut count = 0;

@@ -27,12 +27,12 @@
 
 use bevy::math::Vec3;
 
-use super::{DEPENETRATION_PER_STEP, SelfContactSearch, combine_capacity, sorted_edge};
+use super::{DEPENETRATION_PER_STEP, SelfContactSearch, sorted_edge};
 use crate::sim::parallel::SliceOutputs;
 
 /// A contact between edge `a` and edge `b` of another group (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct EdgeContact {
+pub(crate) struct EdgeContact {
     /// The edge that keeps its side, lower vertex first.
     pub a: [u32; 2],
     /// The free edge it keeps its side of.
@@ -50,7 +50,7 @@ pub struct EdgeContact {
 /// The free edges of a mesh and the queries of [`find_edge_contacts`], reused every substep (nothing is
 /// allocated once they have grown and the mesh keeps its triangles).
 #[derive(Clone, Debug, Default)]
-pub struct EdgeContactSearch {
+pub(crate) struct EdgeContactSearch {
     /// The triangles the free edges were found from.
     triangles: Vec<[u32; 3]>,
     /// The free edges, lower vertex first, sorted.
@@ -63,18 +63,20 @@ pub struct EdgeContactSearch {
 
 impl EdgeContactSearch {
     /// The free edges (lower vertex first, sorted) of the last search's mesh.
-    pub fn free_edges(&self) -> &[[u32; 2]] {
+    #[cfg(test)]
+    fn free_edges(&self) -> &[[u32; 2]] {
         &self.free
     }
 
     /// Combines the capacities of all buffers; unchanged between two calls means nothing was (re)allocated.
-    pub fn capacity_fingerprint(&self) -> usize {
+    #[cfg(test)]
+    fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
         [self.triangles.capacity(), self.free.capacity(), self.keys.capacity()]
             .into_iter()
             .chain(slices)
             .chain([self.slices.buffers().len()])
-            .fold(0, combine_capacity)
+            .fold(0, super::combine_capacity)
     }
 
     /// Finds the free edges of `triangles`, unless they are the ones of the last call.
@@ -101,7 +103,7 @@ impl EdgeContactSearch {
 /// is tested. With `parallel` the compute pool's threads share slices of the free edges; the contacts are the
 /// same. Allocates nothing once the buffers have grown and the triangles are those of the last call.
 #[allow(clippy::too_many_arguments)]
-pub fn find_edge_contacts(
+pub(crate) fn find_edge_contacts(
     search: &mut EdgeContactSearch,
     near: &SelfContactSearch,
     x: &[Vec3],
@@ -184,7 +186,7 @@ fn edge_contact(a: [u32; 2], b: [u32; 2], x: &[Vec3], p: &[Vec3], band: f32) -> 
 
 /// The parameters (s, t) ∈ [0, 1]² of the closest points of segments `a` and `b` (Ericson, Real-Time Collision
 /// Detection, §5.1.9); `None` for a degenerate segment.
-pub fn closest_parameters([a0, a1]: [Vec3; 2], [b0, b1]: [Vec3; 2]) -> Option<(f32, f32)> {
+pub(crate) fn closest_parameters([a0, a1]: [Vec3; 2], [b0, b1]: [Vec3; 2]) -> Option<(f32, f32)> {
     let (d1, d2, r) = (a1 - a0, b1 - b0, a0 - b0);
     let (aa, ee, f) = (d1.length_squared(), d2.length_squared(), d2.dot(r));
     if aa <= f32::EPSILON || ee <= f32::EPSILON || !(aa.is_finite() && ee.is_finite()) {
@@ -206,7 +208,7 @@ pub fn closest_parameters([a0, a1]: [Vec3; 2], [b0, b1]: [Vec3; 2]) -> Option<(f
 /// C = n·(a(s) − b(t)) − h' < 0, with h' = min(h, max(start gap, 0) + [`DEPENETRATION_PER_STEP`]·h) and
 /// h = `thickness(a₀, b₀)`, moves the four corners by PBD eq. (8)–(9). Skips contacts with an index out of range
 /// or zero total weight.
-pub fn project_edge_contacts(
+pub(crate) fn project_edge_contacts(
     p: &mut [Vec3],
     w: &[f32],
     contacts: &[EdgeContact],

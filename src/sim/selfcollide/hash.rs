@@ -45,7 +45,7 @@ pub(super) const EMPTY_BOX: [Vec3; 2] = [Vec3::INFINITY, Vec3::NEG_INFINITY];
 /// Buffers are cleared and refilled by every rebuild, keeping their capacity, so a warmed-up hash allocates
 /// nothing. The hash is read-only between rebuilds, so several threads may query it at once.
 #[derive(Clone, Debug, Default)]
-pub struct SpatialHash {
+pub(crate) struct SpatialHash {
     grid: Grid,
     /// Bit k is set if level k holds a triangle.
     levels: u32,
@@ -75,7 +75,7 @@ struct Entry {
 /// A box to look up in a [`SpatialHash`], with the level-0 cells of its corners (queries with equal `cells`
 /// probe the same table cells).
 #[derive(Clone, Copy, Debug)]
-pub struct BoxQuery {
+pub(crate) struct BoxQuery {
     /// The level-0 grid cells of the box's min and max corners.
     pub cells: [IVec3; 2],
     /// The caller's name for the query, passed back with each hit.

@@ -13,7 +13,7 @@
 //!
 //! # Detection ([`find_self_contacts`])
 //!
-//! The paper uses spatial hashing \[THM*03\], assuming triangles of about the same size. [`SpatialHash`] is a
+//! The paper uses spatial hashing \[THM*03\], assuming triangles of about the same size. `SpatialHash` is a
 //! hierarchical ("loose") grid hashed into a power-of-two table with the three large primes of \[THM*03\] and
 //! stored as a counting sort, so it allocates nothing once its buffers have grown: each triangle is entered
 //! once, with its *swept* bounding box (positions x and p) grown by h, at the level whose cells (the median box
@@ -23,7 +23,7 @@
 //! contacts are sorted by vertex, then triangle, so the projection order does not depend on the hash's layout
 //! (cell size, table size, the order cells are visited in). Two bounds keep a collapsed, crumpled clump from
 //! swamping the search: a vertex sends at most [`MAX_CANDIDATES_PER_VERTEX`] candidates to the narrow phase
-//! and keeps at most [`MAX_CONTACTS_PER_VERTEX`] contacts; neither binds in the shipped scenes.
+//! and keeps at most `MAX_CONTACTS_PER_VERTEX` contacts; neither binds in the shipped scenes.
 //!
 //! Before the hash, normal cones (`patches.rs`, the curvature criterion of Volino and Magnenat-Thalmann) rule
 //! out the pairs that lie on one smooth, untorn piece of cloth: such a piece is a height field and cannot meet
@@ -37,7 +37,7 @@
 //! and interpolated linearly in between — exact for translating triangles, an approximation for rotating ones.
 //! The pair is a contact if that distance is within ±h somewhere on [0, 1] (the segment comes within the
 //! thickness band, or crosses the plane) and, during that part of the step, the vertex projects into the
-//! (interpolated) triangle with a barycentric margin of [`BARY_MARGIN`]. The barycentrics are computed exactly at
+//! (interpolated) triangle with a barycentric margin of `BARY_MARGIN`. The barycentrics are computed exactly at
 //! band entry, middle and exit, and interpolated linearly in between so a vertex sliding across the triangle
 //! inside the band is caught too; for a triangle that turns over during the step (start and end normals
 //! opposed) the barycentrics pass through a singularity, so only the three exact samples count. The margin lets
@@ -48,10 +48,10 @@
 //! triangles where the linear interpolation is poor anyway. The narrow phase tests four candidate pairs at a
 //! time (`narrow.rs`).
 //!
-//! # Projection ([`project_self_contacts`])
+//! # Projection (`project_self_contacts_on`)
 //!
 //! One Gauss–Seidel pass of PBD eq. (8)–(9) over the contacts, skipping satisfied ones. The solver orders the
-//! contacts in two particle-disjoint halves and the rest ([`split_in_halves`]) and projects the halves side by
+//! contacts in two particle-disjoint halves and the rest (`split_in_halves`) and projects the halves side by
 //! side. The gradients treat n as
 //! constant: ∇q C = side·n and ∇p_i C = −side·b_i·n, where b_i are the barycentrics of q's projection onto the
 //! triangle (clamped to the triangle and renormalised). This is the gradient of C with the contact point
@@ -71,7 +71,7 @@
 //! # Squeezed vertices
 //!
 //! A vertex that starts a step already inside the band (closer than h to the triangle) is not pushed all the way
-//! out to h in that step, only to min(h, its gap at the start + [`DEPENETRATION_PER_STEP`]·h): a position
+//! out to h in that step, only to min(h, its gap at the start + `DEPENETRATION_PER_STEP`·h): a position
 //! correction becomes velocity in line (12)–(13), so pushing a squeezed vertex out by a whole thickness every step
 //! throws it off at h/Δt. In a crumpled pile a vertex is often squeezed between two layers closer than 2h, whose
 //! contacts cannot both hold; pushed to ±h alternately they pumped energy into the pile until the torn curtain of
@@ -81,8 +81,8 @@
 //! # Caveats
 //!
 //! Like the paper, this handles vertices tunnelling through triangles, not edge–edge crossings (between cloths,
-//! [`find_edge_contacts`] adds edge–edge contacts at free edges, where those happen). On its own it
-//! would keep cloth that already interpenetrates at x on the wrong side; [`Untangler`] (`untangle.rs`, after
+//! `find_edge_contacts` adds edge–edge contacts at free edges, where those happen). On its own it
+//! would keep cloth that already interpenetrates at x on the wrong side; `Untangler` (`untangle.rs`, after
 //! \[BWK03\], which §4.3 points to) finds such crossings in the contact list and releases the contacts of their
 //! smaller side, so the cloth pulls it back through. The thickness h should be well below the edge length, or neighbouring vertices of a
 //! strongly bent cloth register contacts with each other.
@@ -100,15 +100,12 @@ mod search;
 mod test_support;
 mod untangle;
 
-pub use self::diagnostics::{count_crossings, count_intersections};
-pub use self::edges::{EdgeContact, EdgeContactSearch, closest_parameters, find_edge_contacts, project_edge_contacts};
-pub use self::hash::{BoxQuery, SpatialHash};
-pub use self::narrow::BARY_MARGIN;
-pub use self::project::{
-    DEPENETRATION_PER_STEP, OUTSIDE_TOLERANCE, project_self_contacts, project_self_contacts_on, split_in_halves,
-};
-pub use self::search::{MAX_CANDIDATES_PER_VERTEX, MAX_CONTACTS_PER_VERTEX, SelfContactSearch, find_self_contacts};
-pub use self::untangle::Untangler;
+pub use self::diagnostics::count_crossings;
+pub(crate) use self::diagnostics::count_intersections;
+pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
+pub(crate) use self::project::{DEPENETRATION_PER_STEP, project_self_contacts_on, split_in_halves};
+pub use self::search::{MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts};
+pub(crate) use self::untangle::Untangler;
 
 /// A vertex–triangle self contact (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,10 +123,10 @@ pub struct SelfContact {
 /// shortest rest edge): a band wider than about half that spacing makes every vertex a contact of its
 /// neighbours' triangles, which only fight the stretch constraints and multiply the search's work. The spacing,
 /// not the mean edge, because on a mesh of long thin cells the mean edge is many times the short edges.
-pub const MAX_THICKNESS_PER_EDGE: f32 = 0.5;
+pub(crate) const MAX_THICKNESS_PER_EDGE: f32 = 0.5;
 
 /// The thickness h self-collision keeps (§4.3, eq. (12)): the material's `thickness`, at most
-/// [`MAX_THICKNESS_PER_EDGE`] times the cloth's vertex spacing `shortest_edge`
+/// `MAX_THICKNESS_PER_EDGE` times the cloth's vertex spacing `shortest_edge`
 /// ([`StretchConstraints::mean_shortest_edge`](crate::sim::cloth::StretchConstraints::mean_shortest_edge)).
 pub fn self_collision_thickness(thickness: f32, shortest_edge: Option<f32>) -> f32 {
     shortest_edge.map_or(thickness, |l| thickness.min(MAX_THICKNESS_PER_EDGE * l))
@@ -138,17 +135,17 @@ pub fn self_collision_thickness(thickness: f32, shortest_edge: Option<f32>) -> f
 /// How far one step's self-collision search sweeps a vertex at most, in mean rest edges. A vertex faster than
 /// that (a cloth flung at the speed cap) would sweep a box over most of its cloth and make every triangle a
 /// candidate, hundreds of times the search's normal work for contacts that cannot hold it anyway.
-pub const MAX_SWEEP_PER_EDGE: f32 = 8.0;
+pub(crate) const MAX_SWEEP_PER_EDGE: f32 = 8.0;
 
 /// Where the self-collision search sweeps a vertex at `x` moving at `v` over a step of `step` seconds: to
 /// x + v·step, but no further than [`MAX_SWEEP_PER_EDGE`] mean rest edges (`rest_lengths`) from x.
-pub fn sweep_end(x: Vec3, v: Vec3, step: f32, mean_edge: Option<f32>) -> Vec3 {
+pub(crate) fn sweep_end(x: Vec3, v: Vec3, step: f32, mean_edge: Option<f32>) -> Vec3 {
     let reach = mean_edge.map_or(f32::INFINITY, |l| MAX_SWEEP_PER_EDGE * l);
     x + (v * step).clamp_length_max(reach)
 }
 
 /// The mean of the positive `rest_lengths`, `None` if there is none.
-pub fn mean_rest_length(rest_lengths: &[f32]) -> Option<f32> {
+pub(crate) fn mean_rest_length(rest_lengths: &[f32]) -> Option<f32> {
     let (sum, count) =
         rest_lengths.iter().filter(|l| **l > 0.0).fold((0.0f64, 0usize), |(s, n), l| (s + *l as f64, n + 1));
     (count > 0).then(|| (sum / count as f64) as f32)

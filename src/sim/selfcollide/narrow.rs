@@ -14,7 +14,7 @@ use crate::sim::lanes::{LANES, PackedWork, Vec3x4, with_avx2};
 
 /// Barycentric tolerance of the narrow phase: a vertex counts as over a triangle while all barycentrics of its
 /// projection are ≥ −`BARY_MARGIN`.
-pub const BARY_MARGIN: f32 = 0.05;
+pub(crate) const BARY_MARGIN: f32 = 0.05;
 /// Sine of the smallest corner angle below which a triangle counts as degenerate (no normal, no barycentrics).
 const DEGENERATE_SINE: f32 = 1e-6;
 

@@ -5,23 +5,20 @@ use bevy::math::Vec3;
 
 use super::SelfContact;
 use super::narrow::{barycentric, unit_normal};
-use crate::sim::constraints::access::{ParticleAccess, Slices};
+use crate::sim::constraints::access::ParticleAccess;
+#[cfg(test)]
+use crate::sim::constraints::access::Slices;
 
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
-pub const OUTSIDE_TOLERANCE: f32 = 0.25;
+pub(crate) const OUTSIDE_TOLERANCE: f32 = 0.25;
 
 /// How much of the thickness h a contact may win back in one step when its vertex started the step inside the
 /// band: the target gap is min(h, gap at the start + this·h). See the module docs ("Squeezed vertices").
-pub const DEPENETRATION_PER_STEP: f32 = 0.25;
+pub(crate) const DEPENETRATION_PER_STEP: f32 = 0.25;
 
-/// One Gauss–Seidel pass over `contacts`: where C = side·(q − p1)·n − h' < 0 (eq. (12)/(13) with the gap
-/// h' = min(h, max(gap at x, 0) + [`DEPENETRATION_PER_STEP`]·h), the gap at x measured along today's n), moves q and the
-/// triangle's corners by PBD eq. (8)–(9) with inverse masses `w`, gradients ∇q = side·n and ∇p_i = −side·b_i·n
-/// (n held constant, see the module docs), scaled by the stiffness `k` ∈ [0, 1]. Skips contacts with an index
-/// out of range, a triangle that turned over since the start of the step (its normal at `x` opposes the one at
-/// `p`), a degenerate triangle, zero total weight, or a vertex that projects more than [`OUTSIDE_TOLERANCE`]
-/// outside its triangle.
-pub fn project_self_contacts(
+/// [`project_self_contacts_on`] with one thickness h for every pair, on plain slices.
+#[cfg(test)]
+pub(crate) fn project_self_contacts(
     p: &mut [Vec3],
     x: &[Vec3],
     w: &[f32],
@@ -33,10 +30,16 @@ pub fn project_self_contacts(
     project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, |_, _| thickness, k);
 }
 
-/// [`project_self_contacts`] on the predictions and inverse masses of `particles`, with the thickness h kept
-/// between a vertex and a triangle given by `thickness(vertex, first corner)` (cloths of different thickness).
+/// One Gauss–Seidel pass over `contacts` on the predictions and inverse masses w of `particles`: where
+/// C = side·(q − p1)·n − h' < 0 (eq. (12)/(13) with the gap h' = min(h, max(gap at x, 0) +
+/// [`DEPENETRATION_PER_STEP`]·h), the gap at x measured along today's n), moves q and the triangle's corners by PBD
+/// eq. (8)–(9), gradients ∇q = side·n and ∇p_i = −side·b_i·n (n held constant, see the module docs), scaled by the
+/// stiffness `k` ∈ [0, 1]. The thickness h kept between a vertex and a triangle is `thickness(vertex, first
+/// corner)` (cloths of different thickness). Skips contacts with an index out of range, a triangle that turned over
+/// since the start of the step (its normal at `x` opposes the one at `p`), a degenerate triangle, zero total
+/// weight, or a vertex that projects more than [`OUTSIDE_TOLERANCE`] outside its triangle.
 #[inline(always)]
-pub fn project_self_contacts_on(
+pub(crate) fn project_self_contacts_on(
     particles: &mut impl ParticleAccess,
     x: &[Vec3],
     triangles: &[[u32; 3]],
@@ -100,7 +103,7 @@ pub fn project_self_contacts_on(
 /// is a function of the contacts and positions only, not of the thread count. Contacts join particles closer
 /// than the detection band, so few straddle the plane. `scratch` (each contact with its group) is reused: no
 /// allocation once grown.
-pub fn split_in_halves(
+pub(crate) fn split_in_halves(
     contacts: &mut [SelfContact],
     positions: &[Vec3],
     triangles: &[[u32; 3]],

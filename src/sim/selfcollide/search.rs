@@ -241,7 +241,7 @@ pub const MAX_CANDIDATES_PER_VERTEX: u32 = 1024;
 /// vertex's distance to their planes), the layers it can actually meet. A vertex over a sheet needs up to six
 /// (the triangles around the point below it); a crumpled clump can give hundreds, which only fight each other
 /// and the stretch constraints.
-pub const MAX_CONTACTS_PER_VERTEX: usize = 16;
+pub(crate) const MAX_CONTACTS_PER_VERTEX: usize = 16;
 
 /// Keeps, of each vertex's run of `found` (sorted by vertex, then triangle), the `most` with the smallest
 /// distance (ties: lower triangle first), still by triangle. Runs of at most `most` are untouched.

@@ -31,7 +31,7 @@ use super::{SelfContact, corners};
 /// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
 /// graph only when the triangles change (tearing).
 #[derive(Clone, Debug, Default)]
-pub struct Untangler {
+pub(crate) struct Untangler {
     /// The triangles the graph was built for.
     graph_of: Vec<[u32; 3]>,
     /// Compressed rows: the neighbours of vertex v are `neighbours[offsets[v]..offsets[v + 1]]`, each once.
@@ -240,8 +240,9 @@ fn union(parents: &mut [u32], a: usize, b: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::project::project_self_contacts;
     use super::super::test_support::grid;
-    use super::super::{SelfContactSearch, count_intersections, find_self_contacts, project_self_contacts};
+    use super::super::{SelfContactSearch, count_intersections, find_self_contacts};
     use super::*;
 
     /// Band of the searches below, metres.
