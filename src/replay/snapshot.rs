@@ -11,8 +11,8 @@ use crate::sim::SimParams;
 use crate::sim::aerodynamics::{GustSeed, Wind};
 use crate::sim::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothCollider, ClothMaterial, ClothMesh,
-    ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StretchConstraints,
-    Tethers,
+    ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StartingOverlaps,
+    StretchConstraints, Tethers,
 };
 use crate::sim::constraints::plan::ProjectionPlan;
 use crate::sim::rigid::ClothRigidBody;
@@ -54,6 +54,7 @@ entity_state! {
     attachments: Attachments,
     body_attachments: BodyAttachments,
     contacts: Contacts,
+    starting_overlaps: StartingOverlaps,
     self_collision: SelfCollision,
     balloon: Balloon,
     material: ClothMaterial,

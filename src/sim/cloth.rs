@@ -132,6 +132,14 @@ pub struct BodyAttachment {
 #[derive(Component, Clone, Debug, Default)]
 pub struct Contacts(pub Vec<Contact>);
 
+/// How deep each vertex may still be inside a still collider it started in: `None` until the cloth's first
+/// substep measures its starting overlaps, then shrinking at [`DEPENETRATION_SPEED`] (empty once none is left).
+/// See `collide::contacts::depenetrate`.
+///
+/// [`DEPENETRATION_SPEED`]: super::collide::DEPENETRATION_SPEED
+#[derive(Component, Clone, Debug, Default)]
+pub struct StartingOverlaps(pub Option<Vec<f32>>);
+
 /// Self-collision state of a cloth (§4.3): the spatial hash of its triangles and the vertex–triangle
 /// constraints of the current step, all refilled in place (no allocation once warm). Detection runs once per
 /// fixed step, in its first substep, over the rays x → x + v·Δt_step with a margin of
@@ -366,7 +374,7 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
 /// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
-#[require(ProjectionPlan, Contacts, SelfCollision)]
+#[require(ProjectionPlan, Contacts, SelfCollision, StartingOverlaps)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,

@@ -8,13 +8,14 @@ use bevy::prelude::*;
 
 use super::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, ClothCollider, ClothMaterial, ClothMesh, ClothSolver,
-    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness, StartingOverlaps,
     StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
     contacts::{
-        drop_contacts_with_holding_body, generate_contacts, lend_body_masses, push_out_of_colliders, return_body_masses,
+        DEPENETRATION_SPEED, depenetrate, drop_contacts_with_holding_body, generate_contacts, lend_body_masses,
+        lift_starts, push_out_of_colliders, return_body_masses,
     },
     response::apply_friction_restitution,
 };
@@ -167,6 +168,29 @@ pub fn hold_on_bodies(
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
+/// End of line (8): the vertices that start the substep inside a collider are moved out without gaining velocity
+/// ([`depenetrate`]), once every contact and hold of the substep is known.
+pub fn depenetrate_starts(
+    mut cloths: Query<(&Particles, &mut Contacts, &mut StartingOverlaps)>,
+    clock: Res<SimClock>,
+    mut timings: ResMut<StageTimings>,
+) {
+    let start = Instant::now();
+    for (particles, mut contacts, mut overlaps) in &mut cloths {
+        depenetrate(&particles.x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0);
+    }
+    timings.add(PbdStage::GenerateCollisions, start);
+}
+
+/// After the projection: the starting overlaps' moves of x ([`lift_starts`]), before the push-out and line (12).
+pub fn lift_started_inside(mut cloths: Query<(&mut Particles, &Contacts)>, mut timings: ResMut<StageTimings>) {
+    let start = Instant::now();
+    for (mut particles, contacts) in &mut cloths {
+        lift_starts(&mut particles.x, &contacts.0);
+    }
+    timings.add(PbdStage::Project, start);
+}
+
 /// How many cloth vertices each collider of `world` holds, over every cloth.
 fn count_holds<'a>(holds: impl Iterator<Item = &'a BodyAttachments>, world: &CollisionWorld, counts: &mut Vec<u32>) {
     counts.clear();
@@ -276,7 +300,7 @@ pub fn project(
 /// and start the next step; after an earlier substep the next one's line (8) finds such a vertex inside and makes
 /// its contact (the static case of §3.4), so testing every substep would cost the same work again for nothing.
 pub fn push_out(
-    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts)>,
+    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
@@ -287,10 +311,12 @@ pub fn push_out(
     }
     let start = Instant::now();
     let CollisionWorld { colliders, slices, .. } = &mut *world;
-    for (mut particles, material, mut contacts) in &mut cloths {
+    for (mut particles, material, mut contacts, overlaps) in &mut cloths {
         let Particles { x, p, v, w, .. } = &mut *particles;
         let search = (&mut *slices, params.parallel);
-        push_out_of_colliders((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
+        let allowance = overlaps.0.as_deref().unwrap_or_default();
+        let margin = (material.thickness, clock.dt);
+        push_out_of_colliders((x, p, v, w), colliders, margin, search, (&mut contacts.0, allowance));
     }
     timings.add(PbdStage::Project, start);
 }

@@ -46,9 +46,81 @@ pub fn generate_contacts(
     out: &mut Vec<Contact>,
 ) {
     out.clear();
-    let probe = |collider: &SweptCollider, grown: &GrownShape, x: Vec3, p: Vec3| collider.contact(grown, x, p);
+    let probe =
+        |collider: &SweptCollider, grown: &GrownShape, _: usize, x: Vec3, p: Vec3| collider.contact(grown, x, p);
     find_contacts(particles, colliders, (margin, dt), search, probe, out);
     share_pinches(out);
+}
+
+/// How fast a vertex that a cloth starts with inside a collider is moved out of it, m/s. The move is written to x
+/// as well as p, so it is a change of place that gives no velocity; a push of p alone becomes velocity in line
+/// (12) (a sheet started half into the ground left it at the speed cap). Much faster, the vertices drag their
+/// neighbours' edges faster than the constraints follow.
+pub const DEPENETRATION_SPEED: f32 = 2.0;
+
+/// Starting overlaps resolved without energy. `allowance` holds, per vertex, how deep it may still be inside a
+/// still collider: `None` until the cloth's first substep, which measures the overlaps the cloth starts with
+/// (empty when there are none, the usual case, and again once they are gone). While it lasts, a vertex x below its
+/// contact's surface by `depth` moves out by at most `reach` (the depenetration speed): the allowance becomes at
+/// most the depth left, its contact's plane sinks that far, and the move is kept in [`Contact::lifted`] for
+/// [`lift_starts`], which moves x by it after the projection, so line (12) v = (p − x)/Δt keeps only the vertex's
+/// own motion while the projection (cloth against cloth too) sees the move. A vertex pushed deeper than its
+/// allowance meanwhile is pushed back to it at once, and every allowance shrinks by half the reach a substep, so
+/// nothing can hold a vertex in and every allowance runs out within twice the time the overlap needs. An overlap the solver made itself (another cloth or a
+/// constraint pushed the vertex in during the last substep) has no allowance and is resolved at once, as §3.4 has
+/// it. So is one inside a moving collider: the surface that moved into it carries it at its own speed, and a
+/// vertex resting on a moving surface is held by exactly that push (`swept.rs`). A vertex a body holds (the holds
+/// come last) is where its body puts it. Returns how many contacts keep part of their overlap.
+pub fn depenetrate(x: &[Vec3], contacts: &mut [Contact], reach: f32, allowance: &mut Option<Vec<f32>>) -> usize {
+    let holds = contacts.iter().rev().take_while(|c| c.kind == ContactKind::Attached).count();
+    let (surface, holds) = contacts.split_at_mut(contacts.len() - holds);
+    let starting = |c: &Contact| {
+        c.kind == ContactKind::Surface
+            && c.surface_shift == Vec3::ZERO
+            && (c.vertex as usize) < x.len()
+            && !holds.iter().any(|h| h.vertex == c.vertex)
+    };
+    let depth_of = |c: &Contact| (c.point - x[c.vertex as usize]).dot(c.normal);
+    let allowed = allowance.get_or_insert_with(|| {
+        let mut started = Vec::new();
+        for c in surface.iter().filter(|c| starting(c)) {
+            let depth = depth_of(c);
+            if depth > 0.0 {
+                started.resize(x.len(), 0.0);
+                started[c.vertex as usize] = f32::max(started[c.vertex as usize], depth);
+            }
+        }
+        started
+    });
+    if allowed.is_empty() {
+        return 0;
+    }
+    allowed.resize(x.len(), 0.0);
+    allowed.iter_mut().for_each(|room| *room = (*room - 0.5 * reach).max(0.0));
+    let mut kept = 0;
+    for c in surface.iter_mut().filter(|c| starting(c)) {
+        let (depth, room) = (depth_of(c), &mut allowed[c.vertex as usize]);
+        if depth > 0.0 && *room > 0.0 {
+            c.lifted = depth.min(reach);
+            *room = room.min(depth - c.lifted);
+            c.point -= c.normal * *room;
+            kept += 1;
+        }
+    }
+    if allowed.iter().all(|&a| a == 0.0) {
+        allowed.clear();
+    }
+    kept
+}
+
+/// After the projection: the starts of the vertices [`depenetrate`] took out of a collider move with them, so that
+/// move is no velocity.
+pub fn lift_starts(x: &mut [Vec3], contacts: &[Contact]) {
+    for c in contacts.iter().filter(|c| c.lifted > 0.0) {
+        if let Some(xi) = x.get_mut(c.vertex as usize) {
+            *xi += c.normal * c.lifted;
+        }
+    }
 }
 
 /// After the projection loop: the free vertices that the stretch, bending or volume constraints pulled into a
@@ -56,20 +128,27 @@ pub fn generate_contacts(
 /// curved surface falls away from) are put back on its surface grown by `margin`, at the point nearest to them,
 /// and get a contact (appended to `contacts`) so that line (16) applies friction and restitution and §4.2
 /// couples the push to a body. Only a vertex inside the collider's shape itself counts: one within the margin
-/// is left to the next step's contacts, as §3.4 leaves it. Returns how many vertices were pushed out.
+/// is left to the next step's contacts, as §3.4 leaves it. A vertex with an `allowance` ([`depenetrate`]) goes back
+/// only as deep as it started the substep, within its allowance (it leaves at [`DEPENETRATION_SPEED`]). Returns how many vertices were pushed out.
 pub fn push_out_of_colliders(
     (x, p, v, w): (&[Vec3], &mut [Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
     (margin, dt): (f32, f32),
     search: (&mut SliceOutputs<SliceContacts>, bool),
-    contacts: &mut Vec<Contact>,
+    (contacts, allowance): (&mut Vec<Contact>, &[f32]),
 ) -> usize {
     let first = contacts.len();
-    let probe = |collider: &SweptCollider, _: &GrownShape, _: Vec3, p: Vec3| {
+    let probe = |collider: &SweptCollider, _: &GrownShape, i: usize, x: Vec3, p: Vec3| {
         if collider.world.signed_distance(p) >= 0.0 {
             return None;
         }
         let (point, normal) = collider.world.inflated(margin).closest_surface(p);
+        // a vertex the cloth started with inside a still collider leaves at the depenetration speed
+        // (`depenetrate`) while its allowance lasts: it goes back no further out than it started this substep, so
+        // the push gives it no velocity
+        let leaving = !collider.is_moving() && allowance.get(i).is_some_and(|&room| room > 0.0);
+        let started = if leaving { collider.start_depth(x) } else { 0.0 };
+        let point = if started > 0.0 { point - normal * (margin + started) } else { point };
         Some(SurfaceHit { point, normal, surface_shift: collider.shift_at(point) })
     };
     find_contacts((x, &*p, v, w), colliders, (margin, dt), search, probe, contacts);
@@ -86,14 +165,14 @@ pub fn push_out_of_colliders(
 }
 
 /// The search shared by [`generate_contacts`] and [`push_out_of_colliders`]: appends to `out` a contact for
-/// every free vertex and collider for which `probe(collider, grown, x, p)` finds one, in the order and with the
+/// every free vertex and collider for which `probe(collider, grown, i, x_i, p_i)` finds one, in the order and with the
 /// culling described at [`generate_contacts`].
 fn find_contacts(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
     (margin, dt): (f32, f32),
     (slices, parallel): (&mut SliceOutputs<SliceContacts>, bool),
-    probe: impl Fn(&SweptCollider, &GrownShape, Vec3, Vec3) -> Option<SurfaceHit> + Sync,
+    probe: impl Fn(&SweptCollider, &GrownShape, usize, Vec3, Vec3) -> Option<SurfaceHit> + Sync,
     out: &mut Vec<Contact>,
 ) {
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
@@ -123,7 +202,7 @@ fn find_contacts(
                     continue;
                 }
                 for i in block.filter(|&i| w[i] != 0.0) {
-                    if let Some(hit) = probe(collider, &grown, x[i], p[i]) {
+                    if let Some(hit) = probe(collider, &grown, i, x[i], p[i]) {
                         let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
                         contacts.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
                     }
@@ -336,6 +415,81 @@ mod tests {
     }
 
     #[test]
+    fn a_vertex_started_inside_leaves_at_the_depenetration_speed_gaining_no_velocity() {
+        let ground = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.0);
+        let (margin, dt) = (0.01, 0.1);
+        // 0: 30 cm in the ground, falling 1 mm in the substep; 1: resting on the grown surface
+        let mut x = [Vec3::new(0.0, -0.3, 0.0), Vec3::new(1.0, margin, 0.0)];
+        let mut p = [Vec3::new(0.0, -0.301, 0.0), Vec3::new(1.0, margin - 0.001, 0.0)];
+        let (v, w) = ([Vec3::ZERO; 2], [1.0; 2]);
+        let mut contacts = Vec::new();
+        let search = (&mut SliceOutputs::default(), false);
+        generate_contacts((&x, &p, &v, &w), &ground, (margin, dt), search, &mut contacts);
+        assert_eq!(contacts.len(), 2);
+        let mut allowance = None;
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut allowance), 1, "only the buried vertex started inside");
+        assert_eq!(allowance, Some(vec![0.26, 0.0]), "measured in the first substep, less this one's reach");
+        project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
+        lift_starts(&mut x, &contacts);
+        assert!((x[0].y + 0.25).abs() < 1e-6 && x[1].y == margin, "moved 5 cm out, in x: {x:?}");
+        assert!((p[0].y - x[0].y).abs() < 1e-6, "no velocity from the overlap: x {} p {}", x[0].y, p[0].y);
+        assert!((p[1].y - margin).abs() < 1e-6, "the resting vertex is held as before: {}", p[1].y);
+        // the push-out after the loop takes it no further out than it started
+        let search = (&mut SliceOutputs::default(), false);
+        let before = p;
+        let allowance = allowance.unwrap_or_default();
+        push_out_of_colliders((&x, &mut p, &v, &w), &ground, (margin, dt), search, (&mut contacts, &allowance));
+        assert_eq!(p, before);
+    }
+
+    #[test]
+    fn an_overlap_the_cloth_did_not_start_with_is_resolved_at_once() {
+        let ground = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.0);
+        let (x, mut p) = ([Vec3::new(0.0, -0.3, 0.0)], [Vec3::new(0.0, -0.3, 0.0)]);
+        let mut contacts = Vec::new();
+        let search = (&mut SliceOutputs::default(), false);
+        generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &ground, (0.0, 0.1), search, &mut contacts);
+        // measured at the start: none; the vertex was pushed in since (by another cloth, say)
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut Some(Vec::new())), 0);
+        project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
+        assert!(p[0].y.abs() < 1e-6, "on the surface in one substep: {}", p[0]);
+        // a vertex whose allowance ran out is pushed out of the collider after the loop too
+        let (x, mut p) = ([Vec3::new(0.0, -0.3, 0.0)], [Vec3::new(0.0, -0.3, 0.0)]);
+        let search = (&mut SliceOutputs::default(), false);
+        push_out_of_colliders(
+            (&x, &mut p, &[Vec3::ZERO], &[1.0]),
+            &ground,
+            (0.0, 0.1),
+            search,
+            (&mut contacts, &[0.0]),
+        );
+        assert!(p[0].y.abs() < 1e-6, "{}", p[0]);
+    }
+
+    #[test]
+    fn a_vertex_started_in_two_colliders_leaves_each_at_the_depenetration_speed() {
+        let floor = SweptCollider::fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.0, 0.0);
+        let wall = SweptCollider::fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::X }, 0.0, 0.0);
+        let mut x = [Vec3::new(-0.3, -0.3, 0.0)];
+        let p = x;
+        let mut contacts = Vec::new();
+        let search = (&mut SliceOutputs::default(), false);
+        generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &[floor, wall], (0.0, 0.1), search, &mut contacts);
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut None), 2, "both contacts started inside");
+        lift_starts(&mut x, &contacts);
+        assert!((x[0] - Vec3::new(-0.25, -0.25, 0.0)).length() < 1e-6, "{}", x[0]);
+    }
+
+    #[test]
+    fn a_vertex_inside_a_moving_collider_is_pushed_as_before() {
+        let hit = SurfaceHit { point: Vec3::ZERO, normal: Vec3::Y, surface_shift: Vec3::new(0.0, 0.01, 0.0) };
+        let mut contacts = [Contact::surface(0, 0, hit, 0.0, (0.0, 0.0))];
+        let x = [Vec3::new(0.0, -0.3, 0.0)];
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut None), 0);
+        assert_eq!((x[0], contacts[0].point), (Vec3::new(0.0, -0.3, 0.0), Vec3::ZERO));
+    }
+
+    #[test]
     fn vertices_pulled_into_a_collider_are_pushed_out_and_get_a_contact() {
         let ball = fixed(Shape::Sphere { center: Vec3::ZERO, radius: 1.0 }, 0.4);
         let margin = 0.01;
@@ -345,7 +499,7 @@ mod tests {
         let (v, w) = ([Vec3::NEG_Y; 4], [1.0, 1.0, 1.0, 0.0]);
         let mut contacts = vec![Contact::attached(2, 0, Vec3::ZERO, Vec3::ZERO)];
         let search = (&mut SliceOutputs::default(), false);
-        let pushed = push_out_of_colliders((&x, &mut p, &v, &w), &ball, (margin, 0.1), search, &mut contacts);
+        let pushed = push_out_of_colliders((&x, &mut p, &v, &w), &ball, (margin, 0.1), search, (&mut contacts, &[]));
         assert_eq!(pushed, 1);
         assert!((p[0] - Vec3::new(0.0, 1.0 + margin, 0.0)).length() < 1e-6, "on the grown surface: {}", p[0]);
         assert_eq!(p[1].x, 1.005, "within the margin: left to the next step");
@@ -364,7 +518,7 @@ mod tests {
         let (x, mut p) = ([Vec3::new(0.1, 0.05, 0.0)], [Vec3::new(0.1, -0.02, 0.0)]);
         let mut contacts = Vec::new();
         let search = (&mut SliceOutputs::default(), false);
-        push_out_of_colliders((&x, &mut p, &[Vec3::ZERO], &[1.0]), &rising, (0.0, 0.1), search, &mut contacts);
+        push_out_of_colliders((&x, &mut p, &[Vec3::ZERO], &[1.0]), &rising, (0.0, 0.1), search, (&mut contacts, &[]));
         assert!(p[0].y.abs() < 1e-6, "{}", p[0]);
         assert!((contacts[0].surface_shift - Vec3::new(0.0, 0.1, 0.0)).length() < 1e-6);
         assert!((contacts[0].approach_speed + 1.0).abs() < 1e-5, "the surface comes up at 1 m/s");

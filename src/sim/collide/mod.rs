@@ -10,6 +10,8 @@ pub(crate) mod response;
 pub mod shapes;
 pub mod swept;
 
+pub use contacts::DEPENETRATION_SPEED;
+
 use bevy::math::Vec3;
 use serde::{Deserialize, Serialize};
 

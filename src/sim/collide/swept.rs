@@ -109,6 +109,12 @@ impl SweptCollider {
         })
     }
 
+    /// How deep `x`, a vertex's position at the start of the substep, lies inside the collider's shape at its
+    /// start pose, metres; zero or less outside.
+    pub fn start_depth(&self, x: Vec3) -> f32 {
+        -self.local.signed_distance(Vec3::from(self.start.inverse_transform_point(x)))
+    }
+
     /// The world point at the end of the substep of the collider point `local`, and how far it moved.
     pub fn follow(&self, local: Vec3) -> (Vec3, Vec3) {
         let end = Vec3::from(self.end.transform_point(local));

@@ -71,10 +71,11 @@ pub struct Depths {
 /// them and cannot satisfy both (pushed out of one it sits at h from it), so it is left out. So is a vertex the speed cap held in the last substep (its x is
 /// not the p the contacts and the push-out left, which the velocity update copies to x bit for bit otherwise):
 /// the cap stopped it short of where the collision response put it, and [`GUARANTEED`]'s speed bound is the one
-/// it keeps.
+/// it keeps. A vertex the cloth started with inside a collider may still be as deep as its `allowance` (it is
+/// leaving at the depenetration speed); only its depth beyond that counts.
 pub fn deepest_unsqueezed(
     (x, p, w): (&[Vec3], &[Vec3], &[f32]),
-    squeezed: &[bool],
+    (squeezed, allowance): (&[bool], &[f32]),
     shapes: &[Shape],
     thickness: f32,
 ) -> Depths {
@@ -95,10 +96,11 @@ pub fn deepest_unsqueezed(
         if second <= thickness + DEPTH_SLACK {
             continue;
         }
+        let depth = -first - allowance.get(i).copied().unwrap_or(0.0);
         if q != *predicted {
-            found.capped_too_deep += u32::from(-first > thickness + DEPTH_SLACK);
-        } else if -first > found.deepest.map_or(0.0, |(_, _, depth)| depth) {
-            found.deepest = Some((i, inside, -first));
+            found.capped_too_deep += u32::from(depth > thickness + DEPTH_SLACK);
+        } else if depth > found.deepest.map_or(0.0, |(_, _, deepest)| deepest) {
+            found.deepest = Some((i, inside, depth));
         }
     }
     found
@@ -193,17 +195,20 @@ mod tests {
         let ball = Shape::Sphere { center: Vec3::new(0.0, 0.45, 0.0), radius: 0.5 };
         let x = [Vec3::new(3.0, -0.2, 0.0), Vec3::new(0.0, -0.01, 0.0), Vec3::new(0.0, 2.0, 0.0)];
         let shapes = [ground, ball];
-        let deepest = deepest_unsqueezed((&x, &x, &[1.0; 3]), &[], &shapes, 0.01).deepest;
+        let deepest = deepest_unsqueezed((&x, &x, &[1.0; 3]), (&[], &[]), &shapes, 0.01).deepest;
         assert_eq!(deepest.map(|(i, k, d)| (i, k, (d * 1e3).round())), Some((0, 0, 200.0)));
-        let pinned = deepest_unsqueezed((&x, &x, &[0.0, 1.0, 1.0]), &[], &shapes, 0.01);
+        let pinned = deepest_unsqueezed((&x, &x, &[0.0, 1.0, 1.0]), (&[], &[]), &shapes, 0.01);
         assert_eq!(pinned, Depths::default());
         // held to the speed cap: x stopped short of p
         let p = [Vec3::new(3.0, 0.02, 0.0), x[1], x[2]];
-        let capped = deepest_unsqueezed((&x, &p, &[1.0; 3]), &[], &shapes, 0.01);
+        let capped = deepest_unsqueezed((&x, &p, &[1.0; 3]), (&[], &[]), &shapes, 0.01);
         assert_eq!(capped, Depths { deepest: None, capped_too_deep: 1 });
         // pressed by two colliders' contacts from opposite sides
-        let squeezed = deepest_unsqueezed((&x, &x, &[1.0; 3]), &[true, false, false], &shapes, 0.01);
+        let squeezed = deepest_unsqueezed((&x, &x, &[1.0; 3]), (&[true, false, false], &[]), &shapes, 0.01);
         assert_eq!(squeezed, Depths::default());
+        // started 25 cm in the ground and leaving it: 20 cm deep is within its allowance
+        let leaving = deepest_unsqueezed((&x, &x, &[1.0; 3]), (&[], &[0.25]), &shapes, 0.01);
+        assert_eq!(leaving, Depths::default());
     }
 
     #[test]

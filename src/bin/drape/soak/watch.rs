@@ -6,9 +6,10 @@ use bevy::prelude::*;
 use super::invariants::{self, Violation};
 use drape::sim::cloth::{
     Attachments, Balloon, BodyAttachments, Cloth, ClothCollider, ClothMaterial, ClothSolver, Contacts, Grabbed,
-    HostedBody, Particles, StretchConstraints,
+    HostedBody, Particles, StartingOverlaps, StretchConstraints,
 };
 use drape::sim::collide::ColliderMotion;
+use drape::sim::collide::DEPENETRATION_SPEED;
 use drape::sim::collide::shapes::Shape;
 use drape::sim::integrate::MAX_SPEED;
 use drape::sim::params::Solver;
@@ -126,11 +127,20 @@ impl StepWatch {
             &Cloth,
             Option<&Grabbed>,
             Has<Balloon>,
-            (&Contacts, &ClothSolver),
+            (&Contacts, &ClothSolver, &StartingOverlaps),
         )>();
         for (entity, previous) in &self.before {
-            let Ok((particles, stretch, material, attachments, holds, cloth, grabbed, balloon, (contacts, solver))) =
-                cloths.get(world, *entity)
+            let Ok((
+                particles,
+                stretch,
+                material,
+                attachments,
+                holds,
+                cloth,
+                grabbed,
+                balloon,
+                (contacts, solver, overlaps),
+            )) = cloths.get(world, *entity)
             else {
                 continue;
             };
@@ -144,7 +154,8 @@ impl StepWatch {
             }
             let pin_speed = attachments.0.iter().map(|a| a.motion.max_speed(a.anchor)).fold(0.0, f32::max);
             let carrier = MAX_SPEED.max(pin_speed).max(body_speed).max(grab_speed(*entity));
-            let allowed = carrier * elapsed * 1.01 + 1e-3;
+            // a vertex that starts a substep inside a collider is moved out in x as well, on top of its velocity
+            let allowed = (carrier + DEPENETRATION_SPEED) * elapsed * 1.01 + 1e-3;
             let furthest = invariants::furthest_move(previous, &particles.x);
             if let Some((i, moved)) = furthest {
                 self.worst_move_ratio = self.worst_move_ratio.max(moved / allowed);
@@ -160,9 +171,10 @@ impl StepWatch {
             // a moving collider or body pressing a pinned cloth meets two infinite masses: neither a gap nor the
             // cloth's length can be kept
             let held_against_motion = !attachments.0.is_empty() && anything_moves;
+            let allowance = overlaps.0.as_deref().unwrap_or_default();
             let squeezed = invariants::squeezed_by_contacts(particles.len(), &contacts.0);
             let state = (&particles.x[..], &particles.p[..], &particles.w[..]);
-            let depths = invariants::deepest_unsqueezed(state, &squeezed, &shapes, thickness);
+            let depths = invariants::deepest_unsqueezed(state, (&squeezed, allowance), &shapes, thickness);
             if held_still && !held_against_motion {
                 self.capped_depth_skips += u64::from(depths.capped_too_deep);
             }
