@@ -58,6 +58,9 @@ pub struct HeadlessReport {
     /// Mesh edges of one cloth that pierce a triangle of another: places where two cloths have passed through
     /// each other.
     pub cloth_crossings: usize,
+    /// Free vertex moves the speed cap shortened, over every cloth since it was spawned: an alarm, zero in a
+    /// scene whose pins, colliders, bodies and wind are slow (`CappedMoves`).
+    pub capped_moves: u64,
     /// Mean wall time of the simulation per frame, milliseconds.
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
@@ -168,6 +171,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         min_collider_distance: f32::INFINITY,
         self_intersections: 0,
         cloth_crossings: 0,
+        capped_moves: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
@@ -188,11 +192,12 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         &BendConstraints,
         &Contacts,
         &crate::sim::cloth::ClothMesh,
-        &crate::sim::cloth::Cloth,
+        (&crate::sim::cloth::Cloth, &crate::sim::cloth::CappedMoves),
     )>();
     let mut cloth_hashes = Vec::new();
     let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
-    for (particles, stretch, bend, contacts, mesh, cloth) in cloths.iter(world) {
+    for (particles, stretch, bend, contacts, mesh, (cloth, capped)) in cloths.iter(world) {
+        r.capped_moves += capped.0;
         let offset = all_positions.len() as u32;
         all_positions.extend_from_slice(&particles.x);
         all_triangles.extend(mesh.triangles.iter().map(|t| t.map(|v| v + offset)));

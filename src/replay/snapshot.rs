@@ -10,9 +10,9 @@ use crate::scene::throws::ThrowQueue;
 use crate::sim::SimParams;
 use crate::sim::aerodynamics::{GustSeed, Wind};
 use crate::sim::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, Cloth, ClothCollider, ClothMaterial, ClothMesh,
-    ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness, StartingOverlaps,
-    StretchConstraints, Tethers,
+    Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, Cloth, ClothCollider, ClothMaterial,
+    ClothMesh, ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    StartingOverlaps, StretchConstraints, Tethers,
 };
 use crate::sim::constraints::plan::ProjectionPlan;
 use crate::sim::rigid::ClothRigidBody;
@@ -55,6 +55,7 @@ entity_state! {
     body_attachments: BodyAttachments,
     contacts: Contacts,
     starting_overlaps: StartingOverlaps,
+    capped_moves: CappedMoves,
     self_collision: SelfCollision,
     balloon: Balloon,
     material: ClothMaterial,

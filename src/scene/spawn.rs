@@ -55,6 +55,18 @@ pub enum SceneError {
         /// The body name it gives.
         body: String,
     },
+    /// A body grip names a mesh collider: drape's holds couple only its own bodies.
+    #[error(
+        "cloth '{name}': body_grips names '{body}', a mesh collider; only a sphere, box or capsule body can hold \
+         cloth (a mesh collider's body is Avian's, and a hold needs drape's own body to lend its mass to the \
+         vertices it carries)"
+    )]
+    GripOnMesh {
+        /// The cloth's name.
+        name: String,
+        /// The mesh collider's name.
+        body: String,
+    },
     /// A collider with a `body` is neither a sphere, a box nor a capsule.
     #[error("collider '{name}': only a sphere, box or capsule can be a dynamic body")]
     NotDynamic {
@@ -226,7 +238,7 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
         .map(|c| {
             let bundle = build_cloth(c)?;
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
-            let holds = build_holds(c, &bundle, &analytic, &colliders)?;
+            let holds = build_holds(c, &bundle, &analytic, &colliders, &meshes)?;
             check_inside_barrels(c, &bundle, &analytic, &colliders)?;
             check_pins_outside_colliders(c, &bundle, &analytic, &colliders)?;
             Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color, fabric: Some(c.fabric) }, balloon, holds })
@@ -259,11 +271,16 @@ fn build_holds(
     cloth: &ClothBundle,
     descs: &[ColliderDesc],
     built: &[BuiltCollider],
+    meshes: &[BuiltMesh],
 ) -> Result<Vec<(u32, usize, Vec3)>, SceneError> {
     let mut holds = Vec::new();
     for grip in &desc.body_grips {
+        let (name, body) = (desc.name.clone(), grip.body.clone());
         let Some(k) = descs.iter().zip(built).position(|(d, b)| d.name == grip.body && b.body.is_some()) else {
-            return Err(SceneError::UnknownBody { name: desc.name.clone(), body: grip.body.clone() });
+            if meshes.iter().any(|m| m.name.as_str() == grip.body) {
+                return Err(SceneError::GripOnMesh { name, body });
+            }
+            return Err(SceneError::UnknownBody { name, body });
         };
         let pose = built[k].transform;
         for i in select_vertices(&cloth.mesh.uvs, cloth.particles.len(), &grip.at) {

@@ -8,6 +8,7 @@ use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use super::collide::contact::{Contact, ContactKind};
+use super::collide::contacts::Overlaps;
 use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
 use super::constraints::bend::{Folds, dihedral_angle};
@@ -132,13 +133,28 @@ pub struct BodyAttachment {
 #[derive(Component, Clone, Debug, Default)]
 pub struct Contacts(pub Vec<Contact>);
 
-/// How deep each vertex may still be inside a still collider it started in: `None` until the cloth's first
-/// substep measures its starting overlaps, then shrinking at [`DEPENETRATION_SPEED`] (empty once none is left).
-/// See `collide::contacts::depenetrate`.
+/// What is left of the overlaps a cloth started with inside still colliders: how deep each vertex may still be,
+/// measured in the cloth's first substep and shrinking as it leaves at [`DEPENETRATION_SPEED`] (see
+/// `collide::contacts::depenetrate`).
 ///
 /// [`DEPENETRATION_SPEED`]: super::collide::DEPENETRATION_SPEED
-#[derive(Component, Clone, Debug, Default)]
-pub struct StartingOverlaps(pub Option<Vec<f32>>);
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct StartingOverlaps(pub(crate) Overlaps);
+
+impl StartingOverlaps {
+    /// How deep each vertex may still be inside the collider it started in, metres (empty when none is).
+    pub fn allowance(&self) -> &[f32] {
+        self.0.allowance.as_deref().unwrap_or_default()
+    }
+}
+
+/// How many of the cloth's free vertex moves the speed cap ([`MAX_SPEED`]) has shortened since it was spawned.
+/// The cap is a safety net: a legal scene whose carriers (pins, grips, colliders, bodies, wind) are slow never
+/// needs it, so a count above zero is an alarm (the headless report and `drape soak` read it).
+///
+/// [`MAX_SPEED`]: super::integrate::MAX_SPEED
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CappedMoves(pub u64);
 
 /// Self-collision state of a cloth (§4.3): the spatial hash of its triangles and the vertex–triangle
 /// constraints of the current step, all refilled in place (no allocation once warm). Detection runs once per
@@ -374,7 +390,7 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
 /// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
-#[require(ProjectionPlan, Contacts, SelfCollision, StartingOverlaps)]
+#[require(ProjectionPlan, Contacts, SelfCollision, StartingOverlaps, CappedMoves)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,

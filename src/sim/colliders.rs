@@ -52,6 +52,23 @@ impl ColliderMotion {
             }
         }
     }
+
+    /// The fastest any point of the collider moves, m/s, for a shape reaching `reach` metres from its centre.
+    pub fn max_speed(&self, reach: f32) -> f32 {
+        match *self {
+            ColliderMotion::Static => 0.0,
+            ColliderMotion::Oscillate { axis, amplitude, frequency } => {
+                axis.normalize_or_zero().length() * (amplitude * frequency * std::f32::consts::TAU).abs()
+            }
+            ColliderMotion::Spin { angular_speed, .. } => angular_speed.abs() * reach,
+            ColliderMotion::Path { ref waypoints, duration, looped } => {
+                let closing = if looped { Some(Vec3::ZERO) } else { None };
+                let corners: Vec<Vec3> =
+                    std::iter::once(Vec3::ZERO).chain(waypoints.iter().copied()).chain(closing).collect();
+                corners.windows(2).map(|w| w[0].distance(w[1])).sum::<f32>() / duration
+            }
+        }
+    }
 }
 
 /// The colliders of the substep being run, each swept from its previous pose to its pose, in a fixed order:

@@ -114,22 +114,29 @@ pub const MAX_SPEED: f32 = 60.0;
 /// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i. Speeds are capped at [`MAX_SPEED`]: a free particle
 /// (w > 0) faster than that moves only MAX_SPEED · Δt toward p_i, so no projection can throw it further in one
 /// substep; an attached one (w = 0) still lands on its target. A prediction whose velocity is not finite (a NaN
-/// or infinite p_i) is discarded (the particle stays at x_i, at rest) so NaN can never spread.
-pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) {
+/// or infinite p_i) is discarded (the particle stays at x_i, at rest) so NaN can never spread. Returns how many
+/// free particles' moves the cap shortened or discarded: the cap is a safety net, and a count above zero is an
+/// alarm (`CappedMoves`).
+pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) -> u32 {
     let inv_dt = 1.0 / dt;
     let max_squared = MAX_SPEED * MAX_SPEED;
+    let mut capped = 0;
     for (((x, p), v), w) in x.iter_mut().zip(p).zip(v.iter_mut()).zip(w) {
         let u = (*p - *x) * inv_dt;
         let speed_squared = u.length_squared();
         if speed_squared <= max_squared {
             (*v, *x) = (u, *p);
-        } else if speed_squared.is_finite() {
+            continue;
+        }
+        capped += u32::from(*w > 0.0);
+        if speed_squared.is_finite() {
             *v = u * (MAX_SPEED / speed_squared.sqrt());
             *x = if *w > 0.0 { *x + *v * dt } else { *p };
         } else {
             *v = Vec3::ZERO;
         }
     }
+    capped
 }
 
 #[cfg(test)]
@@ -155,7 +162,8 @@ mod tests {
         let mut x = vec![Vec3::ZERO, Vec3::ONE, Vec3::ZERO];
         let mut v = vec![Vec3::ZERO; 3];
         let far = Vec3::new(100.0, 0.0, 0.0);
-        update_velocities(&mut x, &[far, Vec3::NAN, far], &mut v, &[1.0, 1.0, 0.0], 0.01);
+        let capped = update_velocities(&mut x, &[far, Vec3::NAN, far], &mut v, &[1.0, 1.0, 0.0], 0.01);
+        assert_eq!(capped, 2, "the free particles' moves were shortened or discarded; the pinned one's was not");
         assert!((v[0].length() - MAX_SPEED).abs() < 1e-3);
         assert!((x[0].x - MAX_SPEED * 0.01).abs() < 1e-5, "a free particle moves at the capped speed");
         assert_eq!((x[1], v[1]), (Vec3::ONE, Vec3::ZERO));

@@ -59,13 +59,9 @@ impl Plugin for ClothSimPlugin {
                 stages::external_forces.in_set(PbdStage::ExternalForces),
                 stages::damping.in_set(PbdStage::Damping),
                 (move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
-                (stages::generate_collisions, stages::hold_on_bodies, stages::depenetrate_starts)
-                    .chain()
-                    .in_set(PbdStage::GenerateCollisions),
+                (stages::generate_collisions, stages::hold_on_bodies).chain().in_set(PbdStage::GenerateCollisions),
                 (stages::lend_masses_to_holds, stages::project).chain().in_set(ProjectionSystems::Constraints),
-                (stages::return_lent_masses, stages::lift_started_inside, stages::push_out)
-                    .chain()
-                    .in_set(ProjectionSystems::Finish),
+                (stages::return_lent_masses, stages::push_out).chain().in_set(ProjectionSystems::Finish),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),

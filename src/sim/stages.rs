@@ -7,9 +7,9 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, ClothCollider, ClothMaterial, ClothMesh, ClothSolver,
-    Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness, StartingOverlaps,
-    StretchConstraints,
+    Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, ClothCollider, ClothMaterial, ClothMesh,
+    ClothSolver, Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    StartingOverlaps, StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
@@ -117,7 +117,7 @@ type SceneCollider = (Entity, &'static ClothCollider, &'static Transform, Option
 
 /// Line (8): collision constraints against every collider swept over the substep (§3.4).
 pub fn generate_collisions(
-    mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial)>,
+    mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial, &mut StartingOverlaps, &BodyAttachments)>,
     colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -127,11 +127,14 @@ pub fn generate_collisions(
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
-    for (particles, mut contacts, material) in &mut cloths {
+    for (particles, mut contacts, material, mut overlaps, holds) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
         let CollisionWorld { colliders, slices, .. } = &mut *world;
         let search = (slices, params.parallel);
         generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
+        // a vertex a body holds is where its body puts it
+        let held = |vertex: u32| holds.0.iter().any(|a| a.vertex == vertex);
+        depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0, held);
     }
     timings.add(PbdStage::GenerateCollisions, start);
 }
@@ -166,29 +169,6 @@ pub fn hold_on_bodies(
         drop_contacts_with_holding_body(&mut contacts.0);
     }
     timings.add(PbdStage::GenerateCollisions, start);
-}
-
-/// End of line (8): the vertices that start the substep inside a collider are moved out without gaining velocity
-/// ([`depenetrate`]), once every contact and hold of the substep is known.
-pub fn depenetrate_starts(
-    mut cloths: Query<(&Particles, &mut Contacts, &mut StartingOverlaps)>,
-    clock: Res<SimClock>,
-    mut timings: ResMut<StageTimings>,
-) {
-    let start = Instant::now();
-    for (particles, mut contacts, mut overlaps) in &mut cloths {
-        depenetrate(&particles.x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0);
-    }
-    timings.add(PbdStage::GenerateCollisions, start);
-}
-
-/// After the projection: the starting overlaps' moves of x ([`lift_starts`]), before the push-out and line (12).
-pub fn lift_started_inside(mut cloths: Query<(&mut Particles, &Contacts)>, mut timings: ResMut<StageTimings>) {
-    let start = Instant::now();
-    for (mut particles, contacts) in &mut cloths {
-        lift_starts(&mut particles.x, &contacts.0);
-    }
-    timings.add(PbdStage::Project, start);
 }
 
 /// How many cloth vertices each collider of `world` holds, over every cloth.
@@ -299,6 +279,7 @@ pub fn project(
 /// with a contact for line (16) and §4.2 ([`push_out_of_colliders`]). Only the last substep's positions are drawn
 /// and start the next step; after an earlier substep the next one's line (8) finds such a vertex inside and makes
 /// its contact (the static case of §3.4), so testing every substep would cost the same work again for nothing.
+/// Every substep, first, the vertices leaving a starting overlap move their starts with them ([`lift_starts`]).
 pub fn push_out(
     mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps)>,
     params: Res<SimParams>,
@@ -306,27 +287,32 @@ pub fn push_out(
     mut world: ResMut<CollisionWorld>,
     mut timings: ResMut<StageTimings>,
 ) {
-    if clock.substep + 1 < clock.substeps {
-        return;
-    }
     let start = Instant::now();
+    let last = clock.substep + 1 >= clock.substeps;
     let CollisionWorld { colliders, slices, .. } = &mut *world;
     for (mut particles, material, mut contacts, overlaps) in &mut cloths {
         let Particles { x, p, v, w, .. } = &mut *particles;
-        let search = (&mut *slices, params.parallel);
-        let allowance = overlaps.0.as_deref().unwrap_or_default();
-        let margin = (material.thickness, clock.dt);
-        push_out_of_colliders((x, p, v, w), colliders, margin, search, (&mut contacts.0, allowance));
+        let allowance = overlaps.allowance();
+        lift_starts(x, &overlaps.0.lift);
+        if last {
+            let search = (&mut *slices, params.parallel);
+            let margin = (material.thickness, clock.dt);
+            push_out_of_colliders((x, p, v, w), colliders, margin, search, (&mut contacts.0, allowance));
+        }
     }
     timings.add(PbdStage::Project, start);
 }
 
 /// Lines (12)–(15).
-pub fn update_velocity(mut cloths: Query<&mut Particles>, clock: Res<SimClock>, mut timings: ResMut<StageTimings>) {
+pub fn update_velocity(
+    mut cloths: Query<(&mut Particles, &mut CappedMoves)>,
+    clock: Res<SimClock>,
+    mut timings: ResMut<StageTimings>,
+) {
     let start = Instant::now();
-    for mut particles in &mut cloths {
+    for (mut particles, mut capped) in &mut cloths {
         let Particles { x, p, v, w, .. } = &mut *particles;
-        integrate::update_velocities(x, p, v, w, clock.dt);
+        capped.0 += u64::from(integrate::update_velocities(x, p, v, w, clock.dt));
     }
     timings.add(PbdStage::UpdateVelocity, start);
 }

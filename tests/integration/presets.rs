@@ -53,7 +53,18 @@ fn every_shipped_preset_loads_and_runs_600_frames() {
         // the 1/100-stiffness pieces of bend_vs_stretch stretch to about 2.3 times their length, by design
         assert!(report.max_stretch < 2.0, "{name}: blown apart, max stretch {}", report.max_stretch);
         assert!(report.min_collider_distance > -0.02, "{name}: {} m inside a collider", -report.min_collider_distance);
+        // the speed cap is a safety net no shipped scene needs
+        assert_eq!(report.capped_moves, 0, "{name}: the speed cap shortened moves");
     }
+}
+
+/// The alarm counts: a pin swinging at up to 125 m/s drags its free neighbours faster than the cap allows.
+#[test]
+fn moves_the_speed_cap_shortens_are_counted() {
+    let whip = "(cloths: [(shape: Grid(cols: 8, rows: 8, width: 1.0, depth: 1.0), pins: [Row(v: 0.0)],
+        pin_motion: Oscillate(axis: (1.0, 0.0, 0.0), amplitude: 1.0, frequency: 20.0))])";
+    let report = headless::run(preset::parse(whip.as_bytes(), "whip.ron").unwrap(), 30).unwrap();
+    assert!(report.capped_moves > 0, "{report:?}");
 }
 
 #[test]
@@ -75,6 +86,18 @@ fn collider_coefficients_bodies_and_body_grips_are_checked() {
     let desc = preset::parse(lost.as_bytes(), "lost.ron").unwrap();
     let message = build_scene(&desc).err().unwrap().to_string();
     assert!(message.contains("'strip'") && message.contains("'crate'"), "{message}");
+    // a mesh collider needs Avian (without it the scene is refused for that)
+    #[cfg(feature = "avian")]
+    {
+        let on_mesh = "(cloths: [(name: \"strip\", body_grips: [(body: \"doll\", at: [Row(v: 1.0)])])],
+        colliders: [(name: \"doll\", shape: Mesh(file: \"meshes/mannequin.obj\"), body: Some((mass: 5.0)))])";
+        let desc = preset::parse(on_mesh.as_bytes(), "on_mesh.ron").unwrap();
+        let message = build_scene(&desc).err().unwrap().to_string();
+        assert!(
+            message.contains("'doll', a mesh collider") && message.contains("only a sphere, box or capsule"),
+            "{message}"
+        );
+    }
 }
 
 #[test]

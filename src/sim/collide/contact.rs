@@ -39,9 +39,6 @@ pub struct Contact {
     /// For a hold, the share of its body's mass the vertex carries within the projection (implicit coupling of
     /// holds, see [`Contact::held`]), kg; 0 for a surface contact.
     pub lent_mass: f32,
-    /// How far the vertex's start is moved out of a still collider it started inside (`contacts::depenetrate`),
-    /// metres: the projection takes the vertex that much further, and line (12) leaves that move out of its velocity.
-    pub lifted: f32,
 }
 
 /// What a [`Contact`] holds the vertex to.
@@ -71,7 +68,6 @@ impl Contact {
             friction: surface.0,
             restitution: surface.1,
             lent_mass: 0.0,
-            lifted: 0.0,
         }
     }
 

@@ -58,32 +58,46 @@ pub fn generate_contacts(
 /// neighbours' edges faster than the constraints follow.
 pub const DEPENETRATION_SPEED: f32 = 2.0;
 
-/// Starting overlaps resolved without energy. `allowance` holds, per vertex, how deep it may still be inside a
-/// still collider: `None` until the cloth's first substep, which measures the overlaps the cloth starts with
-/// (empty when there are none, the usual case, and again once they are gone). While it lasts, a vertex x below its
-/// contact's surface by `depth` moves out by at most `reach` (the depenetration speed): the allowance becomes at
-/// most the depth left, its contact's plane sinks that far, and the move is kept in [`Contact::lifted`] for
-/// [`lift_starts`], which moves x by it after the projection, so line (12) v = (p − x)/Δt keeps only the vertex's
-/// own motion while the projection (cloth against cloth too) sees the move. A vertex pushed deeper than its
-/// allowance meanwhile is pushed back to it at once, and every allowance shrinks by half the reach a substep, so
-/// nothing can hold a vertex in and every allowance runs out within twice the time the overlap needs. An overlap the solver made itself (another cloth or a
-/// constraint pushed the vertex in during the last substep) has no allowance and is resolved at once, as §3.4 has
-/// it. So is one inside a moving collider: the surface that moved into it carries it at its own speed, and a
-/// vertex resting on a moving surface is held by exactly that push (`swept.rs`). A vertex a body holds (the holds
-/// come last) is where its body puts it. Returns how many contacts keep part of their overlap.
-pub fn depenetrate(x: &[Vec3], contacts: &mut [Contact], reach: f32, allowance: &mut Option<Vec<f32>>) -> usize {
-    let holds = contacts.iter().rev().take_while(|c| c.kind == ContactKind::Attached).count();
-    let (surface, holds) = contacts.split_at_mut(contacts.len() - holds);
+/// Per vertex of a cloth, what is left of the overlaps it started with ([`depenetrate`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overlaps {
+    /// How deep each vertex may still be inside a still collider, metres: `None` until the cloth's first substep
+    /// measures it; empty when there is none (the usual case) and again once every one has run out.
+    pub allowance: Option<Vec<f32>>,
+    /// This substep's move of each vertex's start out of a collider, for [`lift_starts`].
+    pub lift: Vec<Vec3>,
+}
+
+/// Starting overlaps resolved without energy. The cloth's first substep measures how deep each vertex starts
+/// inside a still collider (the allowance). While it lasts, a vertex x below its contact's surface by `depth` moves
+/// out by at most `reach` (the depenetration speed): the allowance becomes at most the depth left, its contact's
+/// plane sinks that far, and the move is kept in [`Overlaps::lift`] for [`lift_starts`], which moves x by it after
+/// the projection, so line (12) v = (p − x)/Δt keeps only the vertex's own motion while the projection (cloth
+/// against cloth too) sees the move. A vertex pushed deeper than its allowance meanwhile is pushed back to it at
+/// once, and every allowance shrinks by half the reach a substep, so nothing can hold a vertex in and every
+/// allowance runs out within twice the time the overlap needs. An overlap the solver makes later (another cloth or
+/// a constraint pushed the vertex in during the last substep) has no allowance and is resolved at once, as §3.4
+/// has it. So is one inside a moving collider: the surface that moved into it carries it at its own speed, and a
+/// vertex resting on a moving surface is held by exactly that push (`swept.rs`). A vertex a body holds (`held`) is
+/// where its body puts it. Returns how many contacts keep part of their overlap.
+pub fn depenetrate(
+    x: &[Vec3],
+    contacts: &mut [Contact],
+    reach: f32,
+    overlaps: &mut Overlaps,
+    held: impl Fn(u32) -> bool,
+) -> usize {
     let starting = |c: &Contact| {
         c.kind == ContactKind::Surface
             && c.surface_shift == Vec3::ZERO
             && (c.vertex as usize) < x.len()
-            && !holds.iter().any(|h| h.vertex == c.vertex)
+            && !held(c.vertex)
     };
     let depth_of = |c: &Contact| (c.point - x[c.vertex as usize]).dot(c.normal);
+    let Overlaps { allowance, lift } = overlaps;
     let allowed = allowance.get_or_insert_with(|| {
         let mut started = Vec::new();
-        for c in surface.iter().filter(|c| starting(c)) {
+        for c in contacts.iter().filter(|c| starting(c)) {
             let depth = depth_of(c);
             if depth > 0.0 {
                 started.resize(x.len(), 0.0);
@@ -97,29 +111,31 @@ pub fn depenetrate(x: &[Vec3], contacts: &mut [Contact], reach: f32, allowance: 
     }
     allowed.resize(x.len(), 0.0);
     allowed.iter_mut().for_each(|room| *room = (*room - 0.5 * reach).max(0.0));
+    lift.clear();
+    if allowed.iter().all(|&room| room == 0.0) {
+        allowed.clear();
+        return 0;
+    }
+    lift.resize(x.len(), Vec3::ZERO);
     let mut kept = 0;
-    for c in surface.iter_mut().filter(|c| starting(c)) {
+    for c in contacts.iter_mut().filter(|c| starting(c)) {
         let (depth, room) = (depth_of(c), &mut allowed[c.vertex as usize]);
         if depth > 0.0 && *room > 0.0 {
-            c.lifted = depth.min(reach);
-            *room = room.min(depth - c.lifted);
+            let step = depth.min(reach);
+            *room = room.min(depth - step);
             c.point -= c.normal * *room;
+            lift[c.vertex as usize] += c.normal * step;
             kept += 1;
         }
-    }
-    if allowed.iter().all(|&a| a == 0.0) {
-        allowed.clear();
     }
     kept
 }
 
 /// After the projection: the starts of the vertices [`depenetrate`] took out of a collider move with them, so that
 /// move is no velocity.
-pub fn lift_starts(x: &mut [Vec3], contacts: &[Contact]) {
-    for c in contacts.iter().filter(|c| c.lifted > 0.0) {
-        if let Some(xi) = x.get_mut(c.vertex as usize) {
-            *xi += c.normal * c.lifted;
-        }
+pub fn lift_starts(x: &mut [Vec3], lift: &[Vec3]) {
+    for (x, lift) in x.iter_mut().zip(lift) {
+        *x += *lift;
     }
 }
 
@@ -426,18 +442,19 @@ mod tests {
         let search = (&mut SliceOutputs::default(), false);
         generate_contacts((&x, &p, &v, &w), &ground, (margin, dt), search, &mut contacts);
         assert_eq!(contacts.len(), 2);
-        let mut allowance = None;
-        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut allowance), 1, "only the buried vertex started inside");
-        assert_eq!(allowance, Some(vec![0.26, 0.0]), "measured in the first substep, less this one's reach");
+        let mut overlaps = Overlaps::default();
+        let kept = depenetrate(&x, &mut contacts, 0.05, &mut overlaps, |_| false);
+        assert_eq!(kept, 1, "only the buried vertex started inside");
+        assert_eq!(overlaps.allowance, Some(vec![0.26, 0.0]), "measured in the first substep, less this one's reach");
         project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts);
-        lift_starts(&mut x, &contacts);
+        lift_starts(&mut x, &overlaps.lift);
         assert!((x[0].y + 0.25).abs() < 1e-6 && x[1].y == margin, "moved 5 cm out, in x: {x:?}");
         assert!((p[0].y - x[0].y).abs() < 1e-6, "no velocity from the overlap: x {} p {}", x[0].y, p[0].y);
         assert!((p[1].y - margin).abs() < 1e-6, "the resting vertex is held as before: {}", p[1].y);
         // the push-out after the loop takes it no further out than it started
         let search = (&mut SliceOutputs::default(), false);
         let before = p;
-        let allowance = allowance.unwrap_or_default();
+        let allowance = overlaps.allowance.unwrap_or_default();
         push_out_of_colliders((&x, &mut p, &v, &w), &ground, (margin, dt), search, (&mut contacts, &allowance));
         assert_eq!(p, before);
     }
@@ -450,7 +467,8 @@ mod tests {
         let search = (&mut SliceOutputs::default(), false);
         generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &ground, (0.0, 0.1), search, &mut contacts);
         // measured at the start: none; the vertex was pushed in since (by another cloth, say)
-        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut Some(Vec::new())), 0);
+        let mut none = Overlaps { allowance: Some(Vec::new()), lift: Vec::new() };
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut none, |_| false), 0);
         project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts);
         assert!(p[0].y.abs() < 1e-6, "on the surface in one substep: {}", p[0]);
         // a vertex whose allowance ran out is pushed out of the collider after the loop too
@@ -475,8 +493,9 @@ mod tests {
         let mut contacts = Vec::new();
         let search = (&mut SliceOutputs::default(), false);
         generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &[floor, wall], (0.0, 0.1), search, &mut contacts);
-        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut None), 2, "both contacts started inside");
-        lift_starts(&mut x, &contacts);
+        let mut overlaps = Overlaps::default();
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut overlaps, |_| false), 2, "both contacts started inside");
+        lift_starts(&mut x, &overlaps.lift);
         assert!((x[0] - Vec3::new(-0.25, -0.25, 0.0)).length() < 1e-6, "{}", x[0]);
     }
 
@@ -485,7 +504,7 @@ mod tests {
         let hit = SurfaceHit { point: Vec3::ZERO, normal: Vec3::Y, surface_shift: Vec3::new(0.0, 0.01, 0.0) };
         let mut contacts = [Contact::surface(0, 0, hit, 0.0, (0.0, 0.0))];
         let x = [Vec3::new(0.0, -0.3, 0.0)];
-        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut None), 0);
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut Overlaps::default(), |_| false), 0);
         assert_eq!((x[0], contacts[0].point), (Vec3::new(0.0, -0.3, 0.0), Vec3::ZERO));
     }
 

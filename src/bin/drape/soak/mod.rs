@@ -67,6 +67,8 @@ pub struct SceneOutcome {
     pub capped_depth_skips: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
+    /// Free vertex moves the speed cap shortened (an alarm: `capped` fails a scene whose carriers are slow).
+    pub capped_moves: u64,
     /// Mean CPU time of the scene's thread per step, milliseconds ([`WorkClock`]).
     pub ms_per_step: f64,
     /// Where the scene was written, if it failed.
@@ -86,6 +88,7 @@ impl SceneOutcome {
             unresolved_stretch_checks: 0,
             capped_depth_skips: 0,
             worst_move_ratio: 0.0,
+            capped_moves: 0,
             ms_per_step: 0.0,
             file: None,
         }
@@ -126,6 +129,8 @@ pub struct SoakSummary {
     pub capped_depth_skips: u64,
     /// Largest one-step move over its bound, over all scenes.
     pub worst_move_ratio: f32,
+    /// Free vertex moves the speed cap shortened, over all scenes.
+    pub capped_moves: u64,
     /// Slowest scene's mean CPU milliseconds per step.
     pub slowest_ms_per_step: f64,
     /// The slowest scene's place in the run (dump it with `generate::scene(scene_seed(seed, index))`).
@@ -186,6 +191,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         unresolved_stretch_checks: 0,
         capped_depth_skips: 0,
         worst_move_ratio: 0.0,
+        capped_moves: 0,
         slowest_ms_per_step: 0.0,
         slowest_scene: 0,
         wall_seconds,
@@ -201,6 +207,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         summary.unresolved_stretch_checks += outcome.unresolved_stretch_checks;
         summary.capped_depth_skips += outcome.capped_depth_skips;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
+        summary.capped_moves += outcome.capped_moves;
         if outcome.ms_per_step > summary.slowest_ms_per_step {
             (summary.slowest_ms_per_step, summary.slowest_scene) = (outcome.ms_per_step, outcome.index);
         }
@@ -341,6 +348,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     outcome.unresolved_stretch_checks = step_watch.unresolved_stretch_checks;
     outcome.capped_depth_skips = step_watch.capped_depth_skips;
     outcome.worst_move_ratio = step_watch.worst_move_ratio;
+    outcome.capped_moves = step_watch.capped_moves;
     outcome.violations.append(&mut step_watch.violations);
 }
 

@@ -5,8 +5,8 @@ use bevy::prelude::*;
 
 use super::invariants::{self, Violation};
 use drape::sim::cloth::{
-    Attachments, Balloon, BodyAttachments, Cloth, ClothCollider, ClothMaterial, ClothSolver, Contacts, Grabbed,
-    HostedBody, Particles, StartingOverlaps, StretchConstraints,
+    Attachments, Balloon, BodyAttachments, CappedMoves, Cloth, ClothCollider, ClothMaterial, ClothSolver, Contacts,
+    Grabbed, HostedBody, Particles, StartingOverlaps, StretchConstraints,
 };
 use drape::sim::collide::ColliderMotion;
 use drape::sim::collide::DEPENETRATION_SPEED;
@@ -22,6 +22,8 @@ pub const KEPT_PER_INVARIANT: usize = 3;
 /// Each cloth's positions after the last step, the grab targets, and what was seen so far.
 pub struct StepWatch {
     before: Vec<(Entity, Vec<Vec3>)>,
+    /// Each cloth's [`CappedMoves`] after the last step.
+    capped_before: Vec<(Entity, u64)>,
     grabs: Vec<(Entity, Vec3)>,
     /// Each cloth's [`invariants::hanging_length`] and [`invariants::span`] at the start.
     hangs: Vec<(Entity, f32, f32)>,
@@ -38,6 +40,8 @@ pub struct StepWatch {
     pub capped_depth_skips: u64,
     /// Largest one-step move over the bound on it (≤ 1 holds).
     pub worst_move_ratio: f32,
+    /// Free vertex moves the speed cap shortened ([`CappedMoves`]).
+    pub capped_moves: u64,
 }
 
 impl StepWatch {
@@ -45,6 +49,7 @@ impl StepWatch {
     pub fn new(world: &mut World) -> Self {
         let mut watch = Self {
             before: Vec::new(),
+            capped_before: Vec::new(),
             grabs: Vec::new(),
             hangs: Vec::new(),
             time: 0.0,
@@ -53,6 +58,7 @@ impl StepWatch {
             unresolved_stretch_checks: 0,
             capped_depth_skips: 0,
             worst_move_ratio: 0.0,
+            capped_moves: 0,
         };
         watch.remember(world);
         let mut cloths = world.query::<(Entity, &Particles, &Attachments)>();
@@ -78,6 +84,7 @@ impl StepWatch {
 
     fn remember(&mut self, world: &mut World) {
         self.before = world.query::<(Entity, &Particles)>().iter(world).map(|(e, p)| (e, p.x.clone())).collect();
+        self.capped_before = world.query::<(Entity, &CappedMoves)>().iter(world).map(|(e, c)| (e, c.0)).collect();
         self.grabs = world.query::<(Entity, &Grabbed)>().iter(world).map(|(e, g)| (e, g.target)).collect();
         self.time = world.resource::<SimClock>().time;
     }
@@ -104,6 +111,13 @@ impl StepWatch {
                 b.velocity.length() + b.angular_velocity.length() * c.shape.placed(&Transform::IDENTITY).reach()
             })
             .fold(0.0, f32::max);
+        // gravity carries everything: a long enough fall reaches the cap legally
+        let free_fall = params.gravity.length() * world.resource::<SimClock>().time as f32;
+        let collider_speed = world
+            .query::<&ClothCollider>()
+            .iter(world)
+            .map(|c| c.motion.max_speed(c.shape.placed(&Transform::IDENTITY).reach()))
+            .fold(0.0, f32::max);
         let anything_moves =
             body_speed > 0.0 || world.query::<&ClothCollider>().iter(world).any(|c| c.motion != ColliderMotion::Static);
         let grabs: Vec<(Entity, Vec3)> =
@@ -127,7 +141,7 @@ impl StepWatch {
             &Cloth,
             Option<&Grabbed>,
             Has<Balloon>,
-            (&Contacts, &ClothSolver, &StartingOverlaps),
+            (&Contacts, &ClothSolver, &StartingOverlaps, &CappedMoves),
         )>();
         for (entity, previous) in &self.before {
             let Ok((
@@ -139,7 +153,7 @@ impl StepWatch {
                 cloth,
                 grabbed,
                 balloon,
-                (contacts, solver, overlaps),
+                (contacts, solver, overlaps, capped),
             )) = cloths.get(world, *entity)
             else {
                 continue;
@@ -154,6 +168,20 @@ impl StepWatch {
             }
             let pin_speed = attachments.0.iter().map(|a| a.motion.max_speed(a.anchor)).fold(0.0, f32::max);
             let carrier = MAX_SPEED.max(pin_speed).max(body_speed).max(grab_speed(*entity));
+            // the cap is a safety net: with every carrier slower than half of it, a capped move is an explosion
+            let was = self.capped_before.iter().find(|(e, _)| e == entity).map_or(0, |(_, c)| *c);
+            let newly_capped = capped.0.saturating_sub(was);
+            self.capped_moves += newly_capped;
+            let wind = params.wind.length() + 3.0 * params.wind_gust;
+            let carriers = [pin_speed, body_speed, grab_speed(*entity), collider_speed, wind, free_fall];
+            let fastest_carrier = carriers.into_iter().fold(0.0, f32::max);
+            if newly_capped > 0 && fastest_carrier < 0.5 * MAX_SPEED {
+                let detail = format!(
+                    "{name}: the speed cap shortened {newly_capped} moves while every carrier moved at most \
+                     {fastest_carrier:.1} m/s"
+                );
+                found.push(Violation { invariant: "capped", frame, detail });
+            }
             // a vertex that starts a substep inside a collider is moved out in x as well, on top of its velocity
             let allowed = (carrier + DEPENETRATION_SPEED) * elapsed * 1.01 + 1e-3;
             let furthest = invariants::furthest_move(previous, &particles.x);
@@ -171,7 +199,7 @@ impl StepWatch {
             // a moving collider or body pressing a pinned cloth meets two infinite masses: neither a gap nor the
             // cloth's length can be kept
             let held_against_motion = !attachments.0.is_empty() && anything_moves;
-            let allowance = overlaps.0.as_deref().unwrap_or_default();
+            let allowance = overlaps.allowance();
             let squeezed = invariants::squeezed_by_contacts(particles.len(), &contacts.0);
             let state = (&particles.x[..], &particles.p[..], &particles.w[..]);
             let depths = invariants::deepest_unsqueezed(state, (&squeezed, allowance), &shapes, thickness);
@@ -189,7 +217,6 @@ impl StepWatch {
                 found.push(Violation { invariant: "penetration", frame, detail });
             }
             let (hang, span) = self.hangs.iter().find(|(e, ..)| e == entity).map_or((0.0, 0.0), |(_, h, s)| (*h, *s));
-            let wind = params.wind.length() + 3.0 * params.wind_gust;
             let resolved = invariants::Resolution {
                 hang,
                 travel: furthest.map_or(0.0, |(_, moved)| moved) / params.substeps as f32,
