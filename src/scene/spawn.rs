@@ -291,6 +291,11 @@ fn build_holds(
     Ok(holds)
 }
 
+/// A collider's name in a message: its own, or "collider k" (its place among the analytic colliders) if unnamed.
+fn collider_label(desc: &ColliderDesc, k: usize) -> String {
+    if desc.name.is_empty() { format!("collider {k}") } else { desc.name.clone() }
+}
+
 /// Refuses a cloth that starts with vertices outside a barrel: the barrel's contacts would pull them in through
 /// its wall in the first step.
 fn check_inside_barrels(
@@ -306,8 +311,7 @@ fn check_inside_barrels(
         let shape = collider.collider.shape.placed(&collider.transform);
         let outside = cloth.particles.x.iter().filter(|x| shape.signed_distance(**x) < 0.0).count();
         if outside > 0 {
-            let barrel =
-                if collider_desc.name.is_empty() { format!("collider {k}") } else { collider_desc.name.clone() };
+            let barrel = collider_label(collider_desc, k);
             return Err(SceneError::OutsideBarrel { cloth: desc.name.clone(), barrel, outside });
         }
     }
@@ -342,8 +346,7 @@ fn check_pins_outside_colliders(
             let placed = shape.placed(&pose);
             let inside = pins.iter().filter(|a| placed.signed_distance(a.motion.target(a.anchor, t)) < 0.0).count();
             if inside > 0 {
-                let name =
-                    if collider_desc.name.is_empty() { format!("collider {k}") } else { collider_desc.name.clone() };
+                let name = collider_label(collider_desc, k);
                 return Err(SceneError::PinInsideCollider {
                     cloth: desc.name.clone(),
                     collider: name,

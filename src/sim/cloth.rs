@@ -146,6 +146,11 @@ impl StartingOverlaps {
     pub fn allowance(&self) -> &[f32] {
         self.0.allowance.as_deref().unwrap_or_default()
     }
+
+    /// Whether some vertex may still be leaving a starting overlap: not measured yet, or an allowance left.
+    pub fn leaving(&self) -> bool {
+        self.0.allowance.as_ref().is_none_or(|a| !a.is_empty())
+    }
 }
 
 /// How many of the cloth's free vertex moves the speed cap ([`MAX_SPEED`]) has shortened since it was spawned.
