@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::cloth::{ClothCollider, PreviousPose};
 use super::collide::shapes::Shape;
-use super::collide::{ColliderMotion, ColliderShape, contacts, point_along, swept};
+use super::collide::{ColliderMotion, ColliderShape, contacts, path_length, point_along, swept};
 use super::constraints::attach::{periodic_phase, turned};
 use super::parallel::SliceOutputs;
 use super::rigid::ClothRigidBody;
@@ -61,12 +61,7 @@ impl ColliderMotion {
                 axis.normalize_or_zero().length() * (amplitude * frequency * std::f32::consts::TAU).abs()
             }
             ColliderMotion::Spin { angular_speed, .. } => angular_speed.abs() * reach,
-            ColliderMotion::Path { ref waypoints, duration, looped } => {
-                let closing = if looped { Some(Vec3::ZERO) } else { None };
-                let corners: Vec<Vec3> =
-                    std::iter::once(Vec3::ZERO).chain(waypoints.iter().copied()).chain(closing).collect();
-                corners.windows(2).map(|w| w[0].distance(w[1])).sum::<f32>() / duration
-            }
+            ColliderMotion::Path { ref waypoints, duration, looped } => path_length(waypoints, looped) / duration,
         }
     }
 }

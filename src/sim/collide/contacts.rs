@@ -144,8 +144,9 @@ pub fn lift_starts(x: &mut [Vec3], lift: &[Vec3]) {
 /// curved surface falls away from) are put back on its surface grown by `margin`, at the point nearest to them,
 /// and get a contact (appended to `contacts`) so that line (16) applies friction and restitution and §4.2
 /// couples the push to a body. Only a vertex inside the collider's shape itself counts: one within the margin
-/// is left to the next step's contacts, as §3.4 leaves it. A vertex with an `allowance` ([`depenetrate`]) goes back
-/// only as deep as it started the substep, within its allowance (it leaves at [`DEPENETRATION_SPEED`]). Returns how many vertices were pushed out.
+/// is left to the next step's contacts, as §3.4 leaves it. A vertex whose `allowance` ([`depenetrate`]) lasts goes
+/// back only as deep as it started the substep (it leaves at [`DEPENETRATION_SPEED`]). Returns how many vertices
+/// were pushed out.
 pub fn push_out_of_colliders(
     (x, p, v, w): (&[Vec3], &mut [Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],

@@ -118,13 +118,23 @@ pub enum ColliderMotion {
     },
 }
 
+/// The corners of the polyline 0 → waypoints (→ 0 if `looped`).
+fn path_corners(waypoints: &[Vec3], looped: bool) -> impl Iterator<Item = Vec3> + Clone + '_ {
+    let closing = if looped { Some(Vec3::ZERO) } else { None };
+    std::iter::once(Vec3::ZERO).chain(waypoints.iter().copied()).chain(closing)
+}
+
+/// The length of the polyline 0 → waypoints (→ 0 if `looped`), metres.
+pub(crate) fn path_length(waypoints: &[Vec3], looped: bool) -> f32 {
+    let corners = path_corners(waypoints, looped);
+    corners.clone().zip(corners.skip(1)).map(|(a, b)| a.distance(b)).sum()
+}
+
 /// The point `fraction` (0–1) of the way along the polyline 0 → waypoints (→ 0 if `looped`), by arc length.
 pub(crate) fn point_along(waypoints: &[Vec3], looped: bool, fraction: f32) -> Vec3 {
-    let closing = if looped { Some(Vec3::ZERO) } else { None };
-    let corners = || std::iter::once(Vec3::ZERO).chain(waypoints.iter().copied()).chain(closing);
+    let corners = || path_corners(waypoints, looped);
     let segments = || corners().zip(corners().skip(1));
-    let total: f32 = segments().map(|(a, b)| a.distance(b)).sum();
-    let mut left = fraction * total;
+    let mut left = fraction * path_length(waypoints, looped);
     for (a, b) in segments() {
         let length = a.distance(b);
         if left <= length && length > 0.0 {
