@@ -20,7 +20,7 @@ use super::collide::{
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
-use super::constraints::bend::{Folds, folded_share};
+use super::constraints::bend::{Folds, fold_stiffnesses};
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::response::linearized;
 use super::constraints::{
@@ -237,21 +237,18 @@ pub fn project(
         }
         let Particles { x, p, w, .. } = &mut *particles;
         let solver = solver.into_inner();
-        solver.folds =
-            Folds::for_cloth(stiffness.stretch_stiffness, stiffness.bend_stiffness, || folded_share(x, bend.quads()));
+        let share = stiffness.xpbd_weight();
+        let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
+        let paper = [stiffness.stretch_stiffness, stiffness.bend_stiffness];
+        let xpbd = (share > 0.0).then(|| ([alpha[0], alpha[1]].map(|a| a / (clock.dt * clock.dt)), share));
+        let [stretch_k, bend_k] = fold_stiffnesses(paper, xpbd, (w, stretch.rest_length()), params.bending_model);
+        solver.folds = Folds::for_cloth(stretch_k, bend_k);
         let mut settings = SolverSettings {
             parallel: threads > 1,
             folds: solver.folds,
-            ..SolverSettings::new(
-                params.iterations,
-                stiffness.stretch_stiffness,
-                stiffness.bend_stiffness,
-                params.bending_model,
-            )
+            ..SolverSettings::new(params.iterations, paper[0], paper[1], params.bending_model)
         };
-        let share = stiffness.xpbd_weight();
         if share > 0.0 {
-            let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
             settings = settings.xpbd(alpha, share, clock.dt);
         }
         let mut no_gradient = Vec::new();

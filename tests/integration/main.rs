@@ -11,6 +11,7 @@ mod cloth_collision;
 mod headless;
 mod interaction;
 mod layers;
+mod legal_materials;
 mod overlaps;
 mod paper_scenes;
 mod parallel;

@@ -9,7 +9,7 @@ use drape::scene::preset;
 const PINNED: [(&str, &str); 12] = [
     ("balloon", "16b31415ba73b60f"),
     ("barrel", "a7b3199bcf94c91c"),
-    ("bend_vs_stretch", "12acb548cb731454"),
+    ("bend_vs_stretch", "d1a1fec0ed109b21"),
     ("curtain", "33e894348bf90941"),
     ("flag", "de878180b439e222"),
     ("hanging_sheet", "0d983363f014661e"),

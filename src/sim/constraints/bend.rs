@@ -16,7 +16,7 @@ use bevy::math::{BVec4A, Vec3, Vec4};
 use serde::{Deserialize, Serialize};
 
 use super::access::ParticleAccess;
-use super::response::Response;
+use super::response::{Response, equivalent_stiffness};
 use super::stretch::sweep_distances;
 use crate::sim::lanes::{LANES, Vec3x4, inverse_masses};
 
@@ -43,12 +43,9 @@ const PARALLEL: f32 = 1e-4;
 /// overshoot wildly, so it unfolds over several sweeps instead.
 pub(crate) const MAX_ANGLE_STEP: f32 = 0.3;
 
-/// Below this ratio k_stretch / k_bend a crumpled cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16
-/// sheets thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
+/// Below this ratio k_stretch / k_bend a cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16 sheets
+/// thrashed from ratio 0.05 down and came to rest from 0.067 up (docs/reliability.md).
 pub(crate) const SOFT_STRETCH: f32 = 0.1;
-
-/// A cloth with more than this share of its pairs folded past a right angle is crumpled ([`Folds::Leave`]).
-pub(crate) const CRUMPLED: f32 = 0.02;
 
 /// What a dihedral sweep does with a pair folded past a right angle (n1·n2 > 0: its wings on one side).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,38 +53,61 @@ pub enum Folds {
     /// Unfolds it like any other pair (the paper).
     #[default]
     Unfold,
-    /// Leaves it alone, a crease. For a crumpled cloth whose stretch is far softer than its bending: unfolding a
-    /// pair turns its wings against neighbours that edges this soft do not carry along, and the pairs pass the
-    /// folds back and forth at the speed cap for ever instead of opening (docs/reliability.md).
+    /// Leaves it alone, a crease. For a cloth whose stretch is far softer than its bending: unfolding a pair
+    /// turns its wings against neighbours that edges this soft do not carry along, and the pairs pass the folds
+    /// back and forth at the speed cap instead of opening (docs/reliability.md).
     Leave,
 }
 
 impl Folds {
-    /// The folds a cloth with the user's `stretch_stiffness` and `bend_stiffness` unfolds: all unless its stretch
-    /// is below `SOFT_STRETCH` times its bending and it is `CRUMPLED` (`folded_share`, asked only then). A
-    /// cloth with a dog-ear or two unfolds them as the paper does.
-    pub fn for_cloth(stretch_stiffness: f32, bend_stiffness: f32, folded_share: impl FnOnce() -> f32) -> Self {
-        let soft = Self::may_leave(stretch_stiffness, bend_stiffness);
-        if soft && folded_share() > CRUMPLED { Folds::Leave } else { Folds::Unfold }
-    }
-
-    /// Whether a cloth with these stiffnesses leaves its folds once crumpled.
-    pub fn may_leave(stretch_stiffness: f32, bend_stiffness: f32) -> bool {
-        stretch_stiffness < SOFT_STRETCH * bend_stiffness
+    /// The folds a cloth with stretch and bend stiffnesses `stretch_stiffness` and `bend_stiffness` (the paper's,
+    /// or those XPBD's compliances amount to, `fold_stiffnesses`) unfolds: all unless its stretch is below
+    /// `SOFT_STRETCH` times its bending. Such a cloth leaves even its first fold: a landing that folds a few
+    /// pairs starts the thrash before a larger share could be counted.
+    pub fn for_cloth(stretch_stiffness: f32, bend_stiffness: f32) -> Self {
+        if stretch_stiffness < SOFT_STRETCH * bend_stiffness { Folds::Leave } else { Folds::Unfold }
     }
 }
 
-/// The share of the pairs `quads` folded past a right angle at positions `x` (n1·n2 > 0); 0 without pairs.
-pub(crate) fn folded_share(x: &[Vec3], quads: &[[u32; 4]]) -> f32 {
-    let folded = quads
-        .iter()
-        .filter(|q| {
-            let [p1, p2, p3, p4] = q.map(|i| x.get(i as usize).copied().unwrap_or(Vec3::ZERO));
-            let e = p2 - p1;
-            e.cross(p3 - p1).dot(e.cross(p4 - p1)) > 0.0
-        })
-        .count();
-    if quads.is_empty() { 0.0 } else { folded as f32 / quads.len() as f32 }
+/// The paper's stiffnesses (stretch, bending) that remove the same share of a lone constraint's error per substep
+/// as XPBD's time-scaled compliances `alpha` = [α̃_stretch, α̃_bend] (`response::equivalent_stiffness`), for
+/// [`Folds::for_cloth`]: a stretch compliance of 0.01 m/N is a k_stretch of 0.02 beside the k_bend of 1 that a
+/// zero bending compliance is. The denominators Σ w|∇C|² are those of a flat pair of right triangles with legs
+/// `edge` and corners of inverse mass `w`: 2w for an edge or the distance model, about 4w/edge² for the dihedral
+/// angle (1/h² for each opposite vertex, h = edge/√2 across a diagonal).
+fn equivalent_stiffnesses(alpha: [f32; 2], w: f32, edge: f32, model: BendingModel) -> [f32; 2] {
+    let stretch = 2.0 * w;
+    let bend = match model {
+        BendingModel::Dihedral => 4.0 * w / (edge * edge).max(f32::MIN_POSITIVE),
+        BendingModel::Distance => stretch,
+    };
+    [equivalent_stiffness(alpha[0], stretch), equivalent_stiffness(alpha[1], bend)]
+}
+
+/// The stiffnesses (stretch, bending) [`Folds::for_cloth`] compares for a cloth with inverse masses `w` and edges
+/// of rest lengths `rest_length`: the paper's `paper`, or with XPBD making `share` of the corrections with
+/// time-scaled compliances `alpha`, that share of their [`equivalent_stiffnesses`] and the rest of the paper's. The
+/// cloth's mean free inverse mass and mean edge stand for its constraints.
+pub(crate) fn fold_stiffnesses(
+    paper: [f32; 2],
+    xpbd: Option<([f32; 2], f32)>,
+    (w, rest_length): (&[f32], &[f32]),
+    model: BendingModel,
+) -> [f32; 2] {
+    let Some((alpha, share)) = xpbd else { return paper };
+    // four running sums, so the loops run on packed adds
+    let sum = |values: &[f32]| {
+        values
+            .chunks(4)
+            .map(|c| Vec4::from_array(std::array::from_fn(|i| c.get(i).copied().unwrap_or(0.0))))
+            .sum::<Vec4>()
+            .element_sum()
+    };
+    let free = w.iter().filter(|w| **w > 0.0).count().max(1);
+    let w_mean = sum(w) / free as f32;
+    let edge = sum(rest_length) / rest_length.len().max(1) as f32;
+    let xpbd = equivalent_stiffnesses(alpha, w_mean, edge, model);
+    [0, 1].map(|i| (1.0 - share) * paper[i] + share * xpbd[i])
 }
 
 /// The dihedral angle arccos(n1·n2) of `[p1, p2, p3, p4]` in radians (§4.1), or `None` if a triangle is
@@ -516,28 +536,32 @@ mod tests {
     }
 
     #[test]
-    fn only_a_crumpled_cloth_whose_stretch_is_far_softer_than_its_bending_leaves_folds() {
-        let crumpled = || 0.05;
-        assert_eq!(Folds::for_cloth(0.01, 1.0, crumpled), Folds::Leave);
-        assert_eq!(Folds::for_cloth(0.01, 1.0, || 0.01), Folds::Unfold, "a dog-ear unfolds");
-        assert_eq!(Folds::for_cloth(0.5, 1.0, crumpled), Folds::Unfold);
-        assert_eq!(Folds::for_cloth(1.0, 0.05, crumpled), Folds::Unfold);
-        assert_eq!(Folds::for_cloth(0.0, 0.0, crumpled), Folds::Unfold, "no bending, nothing to leave");
-        let mut asked = false;
-        Folds::for_cloth(1.0, 1.0, || {
-            asked = true;
-            1.0
-        });
-        assert!(!asked, "a stiff cloth's folds are not counted");
+    fn only_a_cloth_whose_stretch_is_far_softer_than_its_bending_leaves_folds() {
+        assert_eq!(Folds::for_cloth(0.01, 1.0), Folds::Leave);
+        assert_eq!(Folds::for_cloth(0.5, 1.0), Folds::Unfold);
+        assert_eq!(Folds::for_cloth(1.0, 0.05), Folds::Unfold);
+        assert_eq!(Folds::for_cloth(0.0, 0.0), Folds::Unfold, "no bending, nothing to leave");
     }
 
     #[test]
-    fn folded_share_counts_pairs_folded_past_a_right_angle() {
-        let mut x = hinge(2.0).to_vec();
-        x.extend(hinge(1.2).iter().map(|v| *v + Vec3::Y));
-        let quads = [[0, 1, 2, 3], [4, 5, 6, 7]];
-        assert_eq!(folded_share(&x, &quads), 0.5);
-        assert_eq!(folded_share(&x, &[]), 0.0);
+    fn xpbd_compliances_amount_to_the_stiffnesses_they_remove_per_substep() {
+        // a 2 m × 2 m sheet of 3.5 kg/m² on 31 × 41 vertices at 960 Hz: α_stretch = 0.01 m/N is a k_stretch of
+        // 0.02, α_bend = 0 a k_bend of 1, so it leaves its folds
+        let (w, edge, dt) = (1271.0 / 14.0, 0.05, 1.0 / 960.0);
+        let alpha = [0.01, 0.0].map(|a: f32| a / (dt * dt));
+        let mass = vec![w; 8];
+        let [stretch, bend] =
+            fold_stiffnesses([1.0, 0.1], Some((alpha, 1.0)), (&mass, &[edge]), BendingModel::Dihedral);
+        assert!((stretch - 0.0193).abs() < 5e-4 && bend == 1.0, "{stretch} {bend}");
+        assert_eq!(Folds::for_cloth(stretch, bend), Folds::Leave);
+        // halfway through a switch from the paper's stiffnesses, half of each; without XPBD, the paper's alone
+        let [half, _] = fold_stiffnesses([1.0, 0.1], Some((alpha, 0.5)), (&mass, &[edge]), BendingModel::Dihedral);
+        assert!((half - 0.5 * (1.0 + stretch)).abs() < 1e-6);
+        assert_eq!(fold_stiffnesses([1.0, 0.1], None, (&mass, &[edge]), BendingModel::Dihedral), [1.0, 0.1]);
+        // XPBD's default compliances (stretch 0, bending 100) leave nothing
+        let soft_bend = [0.0, 100.0].map(|a: f32| a / (dt * dt));
+        let [s, b] = fold_stiffnesses([1.0, 0.1], Some((soft_bend, 1.0)), (&mass, &[edge]), BendingModel::Dihedral);
+        assert_eq!(Folds::for_cloth(s, b), Folds::Unfold);
     }
 
     #[test]

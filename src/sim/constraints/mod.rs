@@ -78,11 +78,9 @@ impl SolverSettings {
     }
 
     /// The same settings with XPBD's compliances α (stretch, bending, volume) for substeps of `dt` seconds, XPBD
-    /// making `share` of the corrections (1: all). XPBD unfolds every pair: [`Folds`] compares the paper's
-    /// stiffnesses, which XPBD's compliances replace.
+    /// making `share` of the corrections (1: all).
     pub fn xpbd(self, alpha: [f32; 3], share: f32, dt: f32) -> Self {
-        let xpbd = Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share });
-        Self { xpbd, folds: Folds::Unfold, ..self }
+        Self { xpbd: Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share }), ..self }
     }
 }
 

@@ -30,6 +30,14 @@ pub trait Response {
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32);
 }
 
+/// The share D / (D + α̃) of a lone constraint's error that XPBD removes in a substep, whatever the iteration
+/// count, with time-scaled compliance α̃ and denominator D = Σ w|∇C|²: the paper's stiffness k that behaves alike.
+/// 1 without compliance, 0 without mass to move.
+pub(crate) fn equivalent_stiffness(alpha_tilde: f32, denominator: f32) -> f32 {
+    let k = denominator / (denominator + alpha_tilde.max(0.0));
+    if k.is_finite() { k.clamp(0.0, 1.0) } else { 0.0 }
+}
+
 /// The paper's response: the linearised stiffness k' (§3.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stiffness(pub f32);

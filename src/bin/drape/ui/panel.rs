@@ -259,25 +259,20 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
             Solver::Pbd => {
                 knob(ui, &mut m.stretch_stiffness, &knobs::STRETCH_STIFFNESS, false);
                 knob(ui, &mut m.bend_stiffness, &knobs::BEND_STIFFNESS, false);
-                if p.bending_model == BendingModel::Dihedral && Folds::may_leave(m.stretch_stiffness, m.bend_stiffness)
-                {
-                    let state = match folds {
-                        Folds::Leave => "crumpled: folds past 90° stay creases",
-                        Folds::Unfold => "if crumpled, folds past 90° stay creases",
-                    };
-                    ui.label(state).on_hover_text(
-                        "The stretch stiffness is below a tenth of the bending stiffness: edges this soft cannot carry \
-                         the opening of a fold to the rest of the cloth, and a crumpled cloth would pass its folds \
-                         back and forth at the speed cap. Once more than 2 % of its pairs of triangles are folded \
-                         past a right angle, those pairs are left as they are; a dog-ear or two still unfolds.",
-                    );
-                }
             }
             Solver::Xpbd => {
                 knob(ui, &mut m.stretch_compliance, &knobs::STRETCH_COMPLIANCE, true);
                 knob(ui, &mut m.bend_compliance, &knobs::BEND_COMPLIANCE, true);
                 knob(ui, &mut m.volume_compliance, &knobs::VOLUME_COMPLIANCE, true);
             }
+        }
+        if folds == Folds::Leave && p.bending_model == BendingModel::Dihedral {
+            ui.label("soft for its bending: folds past 90° stay creases").on_hover_text(
+                "The stretch is below a tenth as stiff as the bending (for XPBD: the stiffnesses its compliances \
+                 amount to per substep): edges this soft cannot carry the opening of a fold to the rest of the \
+                 cloth, and the cloth would pass its folds back and forth at the speed cap. Pairs of triangles \
+                 folded past a right angle are left as they are.",
+            );
         }
         if let Some(own) = own_solver {
             ui.label(format!("this cloth's preset sets its solver: {own:?}"));
