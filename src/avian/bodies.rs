@@ -8,7 +8,8 @@
 //! (handing Avian the impulses of a whole step, one step late, makes grips ring and blow up). After the step
 //! Avian takes the body at the velocities the step left it with (less the step's gravity, which Avian adds
 //! itself, so momentum is exactly what the cloth gave). A free body is placed one step of them back from where
-//! the step left it, so Avian's step brings it there, where the cloth holds it; a body touching another (the
+//! the step left it, so Avian's step brings it there, where the cloth holds it, and a body nothing touches falls
+//! exactly as in Avian alone; a body touching another (the
 //! ground, the heap it lies in) starts Avian's step where Avian's last step left it, so its contacts settle as
 //! Avian's own.
 
@@ -150,8 +151,10 @@ fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
 }
 
 /// After the cloth step: each twin body at the velocities the cloth step left it with, less the step's gravity
-/// (Avian adds it). A free body is placed one step of them back from where the step left it, so that Avian's
-/// step, which moves it by them, brings it back where the cloth holds it; a body touching another Avian
+/// (Avian adds it). A free body is placed one step of them back from where the step left it (less the gravity
+/// Avian's step adds on the way), so that Avian's step brings it back where the cloth holds it, to within
+/// g·h²·|1/N − 1/S|/2 for N Avian and S cloth substeps, and a body that nothing touches falls as in Avian alone; a
+/// body touching another Avian
 /// collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
 /// of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
 /// substep's impulses come after its move's cap, and a touching body's step would carry it at whatever they left.
@@ -162,6 +165,11 @@ fn hand_to_avian(
 ) {
     let step = clock.step_dt;
     let rolling = 1.0 / (1.0 + ROLLING_DAMPING * step);
+    // the step's S semi-implicit substeps moved a free body by g·h²·(S + 1)/(2S) of gravity, not the g·h² that
+    // winding back by the end velocity takes out: the difference goes back, so a free body keeps the trajectory
+    // Avian alone gives it whatever the two substep counts
+    let substeps = clock.substeps.max(1) as f32;
+    let gravity_lag = params.gravity * (step * step * (substeps - 1.0) / (2.0 * substeps));
     for (
         (mut body, mut pose, ((mut position, mut rotation), (mut linear, mut angular))),
         collider,
@@ -174,7 +182,7 @@ fn hand_to_avian(
         linear.0 = body.velocity - params.gravity * step;
         if touching.is_empty() {
             angular.0 = body.angular_velocity;
-            position.0 = pose.translation - body.velocity * step;
+            position.0 = pose.translation - body.velocity * step + gravity_lag;
             rotation.0 = (Quat::from_scaled_axis(-angular.0 * step) * pose.rotation).normalize();
         } else {
             angular.0 = body.angular_velocity * rolling;

@@ -39,6 +39,7 @@ use crate::sim::cloth::{ClothCollider, Contacts, Particles};
 use crate::sim::collide::shapes::Shape;
 use crate::sim::collide::swept::SweptCollider;
 use crate::sim::colliders::ExternalColliders;
+use crate::sim::rigid::give_back;
 use crate::sim::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
 use crate::sim::{SimParams, stages};
 
@@ -147,7 +148,7 @@ type AvianBodyView = (
 /// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
-    cloths: Query<(&Particles, &Contacts)>,
+    mut cloths: Query<(&mut Particles, &Contacts)>,
     bodies: Query<AvianBodyView, Without<ClothCollider>>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
@@ -156,19 +157,27 @@ fn take_contact_impulses(
     if bodies.is_empty() {
         return;
     }
-    for (entity, mass, given, point) in stages::contact_momenta(&cloths, &world, clock.dt) {
-        let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(entity) else { continue };
-        let Some(direction) = given.try_normalize().filter(|_| body.is_dynamic() && mass > 0.0) else { continue };
-        // explicit coupling overshoots where a vertex outweighs the body at that point: the body takes at most its
-        // effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertex's change in velocity
-        let arm = point - (position.0 + rotation.0 * center.0);
-        let turn = arm.cross(direction);
-        let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
-        let effective_mass = 1.0 / (body_mass.inverse() + turn.dot(turned));
-        let impulse = -given * (effective_mass / mass).min(1.0);
-        let (linear, angular) = impulses.0.entry(entity).or_default();
-        *linear += impulse;
-        *angular += arm.cross(impulse);
+    for (mut particles, contacts) in &mut cloths {
+        for c in &contacts.0 {
+            let Some((entity, mass, given)) = stages::contact_momentum(&particles, &world, c, clock.dt) else {
+                continue;
+            };
+            let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(entity) else { continue };
+            let Some(direction) = given.try_normalize().filter(|_| body.is_dynamic() && mass > 0.0) else { continue };
+            // explicit coupling overshoots where a vertex outweighs the body at that point: the body takes at most
+            // its effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertex's change in
+            // velocity, and the vertex gives the rest back
+            let arm = c.point - (position.0 + rotation.0 * center.0);
+            let turn = arm.cross(direction);
+            let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
+            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / mass).min(1.0);
+            let impulse = -given * taken;
+            let (linear, angular) = impulses.0.entry(entity).or_default();
+            *linear += impulse;
+            *angular += arm.cross(impulse);
+            let Particles { v, mass, w, .. } = &mut *particles;
+            give_back(v, (mass, w), c.vertex, given * (1.0 - taken));
+        }
     }
 }
 

@@ -81,13 +81,16 @@ impl ClothRigidBody {
     /// §4.2's impulse back from a cloth vertex of mass `vertex_mass` that a contact or hold at `at` gave
     /// momentum `given`: the body takes −`given`, but never more than its own effective mass along it could
     /// take at the vertex's speed change. Explicit coupling overshoots otherwise: a vertex heavier than the body
-    /// at that point would send the body back faster than the vertex was pushed, growing each substep.
-    pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, vertex_mass: f32, at: Vec3) {
+    /// at that point would send the body back faster than the vertex was pushed, growing each substep. Returns the
+    /// share of `given` taken, at most 1: the vertex gives the rest back (`give_back`), so momentum is kept.
+    pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, vertex_mass: f32, at: Vec3) -> f32 {
         let Some(direction) = given.try_normalize() else {
-            return;
+            return 1.0;
         };
         let body_mass = 1.0 / self.inverse_mass_along(pose, at, direction);
-        self.apply_impulse(pose, -given * (body_mass / vertex_mass).min(1.0), at);
+        let taken = (body_mass / vertex_mass).min(1.0);
+        self.apply_impulse(pose, -given * taken, at);
+        taken
     }
 
     /// The mass the body lends each of the `holds` cloth vertices it holds (the implicit coupling of holds,
@@ -180,6 +183,20 @@ impl ClothRigidBody {
 /// Support points within this distance of the deepest one count as touching the plane too (a box resting on
 /// a face touches with four corners), metres.
 pub(crate) const TOUCHING: f32 = 0.005;
+
+/// What a body could not take of a contact's momentum (`untaken`, [`ClothRigidBody::take_from_vertex`]) comes back
+/// out of vertex `vertex` (velocities `v`, own masses `mass`, inverse masses `w`), so cloth and bodies keep their
+/// momentum. A vertex with w = 0 (a pin, the pointer) is held where it is and keeps its velocity.
+pub(crate) fn give_back(v: &mut [Vec3], (mass, w): (&[f32], &[f32]), vertex: u32, untaken: Vec3) {
+    let i = vertex as usize;
+    if let (Some(v), Some(&m), Some(&w)) = (v.get_mut(i), mass.get(i), w.get(i))
+        && untaken != Vec3::ZERO
+        && w > 0.0
+        && m > 0.0
+    {
+        *v -= untaken / m;
+    }
+}
 
 /// The points of `shape` (posed by `pose`) that can touch a plane with this `normal` first: the sphere's
 /// lowest point, the capsule's two end caps, the box's corners. Returns them and their count.

@@ -27,7 +27,7 @@ use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
 use super::parallel::solver_threads;
-use super::rigid::ClothRigidBody;
+use super::rigid::{ClothRigidBody, give_back};
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
 /// Line (5): gravity on every cloth and every rigid body (the air is [`AerodynamicsPlugin`]'s).
@@ -336,9 +336,10 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 }
 
 /// §4.2, two-way coupling: every rigid body receives, at each contact point, the opposite of the momentum
-/// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep.
+/// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep; what it cannot take (a vertex that
+/// outweighs it there) the vertex gives back.
 pub fn couple_bodies(
-    cloths: Query<(&Particles, &Contacts)>,
+    mut cloths: Query<(&mut Particles, &Contacts)>,
     mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
@@ -348,28 +349,30 @@ pub fn couple_bodies(
         return;
     }
     let start = Instant::now();
-    for (entity, mass, given, point) in contact_momenta(&cloths, &world, clock.dt) {
-        if let Ok((mut body, pose)) = bodies.get_mut(entity) {
-            body.take_from_vertex(pose, given, mass, point);
+    for (mut particles, contacts) in &mut cloths {
+        for c in &contacts.0 {
+            let Some((entity, mass, given)) = contact_momentum(&particles, &world, c, clock.dt) else { continue };
+            if let Ok((mut body, pose)) = bodies.get_mut(entity) {
+                let taken = body.take_from_vertex(pose, given, mass, c.point);
+                let Particles { v, mass, w, .. } = &mut *particles;
+                give_back(v, (mass, w), c.vertex, given * (1.0 - taken));
+            }
         }
     }
     timings.add(PbdStage::VelocityResponse, start);
 }
 
-/// Every collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass
-/// (with what a hold's body lends it), the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex, and the contact point.
-pub fn contact_momenta<'a>(
-    cloths: &'a Query<(&Particles, &Contacts)>,
-    world: &'a CollisionWorld,
+/// A collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass (with
+/// what a hold's body lends it) and the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex.
+pub(crate) fn contact_momentum(
+    particles: &Particles,
+    world: &CollisionWorld,
+    c: &Contact,
     dt: f32,
-) -> impl Iterator<Item = (Entity, f32, Vec3, Vec3)> + 'a {
-    cloths.iter().flat_map(move |(particles, contacts)| {
-        contacts.0.iter().filter_map(move |c| {
-            let entity = *world.entities.get(c.collider as usize)?;
-            let mass = *particles.mass.get(c.vertex as usize)?;
-            Some((entity, mass + c.lent_mass, c.momentum_given(mass, dt), c.point))
-        })
-    })
+) -> Option<(Entity, f32, Vec3)> {
+    let entity = *world.entities.get(c.collider as usize)?;
+    let mass = *particles.mass.get(c.vertex as usize)?;
+    Some((entity, mass + c.lent_mass, c.momentum_given(mass, dt)))
 }
 
 /// Before each cloth step: the solver's stiffnesses and compliances follow the materials, and the share of XPBD

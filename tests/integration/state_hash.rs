@@ -26,9 +26,9 @@ const PINNED: [(&str, &str); 12] = [
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
     ("mannequin", "23b7cd0a6d50df0c"),
-    ("pile", "403302ad0d7089af"),
-    ("stripes", "62fd8760f5717f98"),
-    ("tearing", "1b6ca29e431365c9"),
+    ("pile", "4a45a161e541eb5d"),
+    ("stripes", "8e08235f7dfbeb72"),
+    ("tearing", "fb70d19579432ec5"),
 ];
 #[cfg(not(feature = "avian"))]
 const PINNED_BODIES: [(&str, &str); 2] = [("stripes", "fe151e6f24e79990"), ("tearing", "5a361da46cc5c5b8")];
