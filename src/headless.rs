@@ -15,7 +15,7 @@ use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints
 use crate::sim::plugin::match_fixed_timestep_to_cloth;
 use crate::sim::rigid::ClothRigidBody;
 use crate::sim::selfcollide::count_intersections;
-use crate::sim::{SanitizeParamsSystems, SimClock, StageTimings, metrics};
+use crate::sim::{SanitizeParamsSystems, SimClock, SimParams, StageTimings, metrics};
 
 /// What `drape headless` prints.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -61,6 +61,10 @@ pub struct HeadlessReport {
     /// Free vertex moves the speed cap shortened, over every cloth since it was spawned: an alarm, zero in a
     /// scene whose pins, colliders, bodies and wind are slow (`CappedMoves`).
     pub capped_moves: u64,
+    /// In a closed scene ([`SceneDesc::is_closed`]), the largest rise of the cloths' and bodies' kinetic plus
+    /// potential energy over its start E₀, (E − E₀) / max(E₀, 1 mJ) after any frame ([`scene_energy`]); `null`
+    /// in an open scene, where wind, moving pins or colliders, throws or pressure do work.
+    pub energy_gain: Option<f32>,
     /// Mean wall time of the simulation per frame, milliseconds.
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
@@ -124,16 +128,87 @@ pub fn run_then<T>(
     configure: impl FnOnce(&mut App),
     then: impl FnOnce(&mut World) -> Result<T, String>,
 ) -> Result<(HeadlessReport, T), String> {
-    let name = desc.name.clone();
+    let (name, closed) = (desc.name.clone(), desc.is_closed());
     let mut app = headless_app_with(desc, configure);
     if let Some(e) = &app.world().resource::<SceneStatus>().error {
         return Err(e.clone());
     }
+    let mut energy = closed.then(|| EnergyWatch::new(app.world_mut()));
     for _ in 0..frames {
         app.update();
+        if let Some(watch) = &mut energy {
+            watch.after_step(app.world_mut());
+        }
     }
     let extra = then(app.world_mut())?;
-    Ok((report(app.world_mut(), &name, frames), extra))
+    let mut report = report(app.world_mut(), &name, frames);
+    report.energy_gain = energy.map(|watch| if watch.gain.is_finite() { watch.gain } else { 0.0 });
+    Ok((report, extra))
+}
+
+/// Below this start energy, joules, a closed scene's rise counts against it ([`EnergyWatch::gain`]).
+pub const ENERGY_FLOOR: f32 = 1e-3;
+
+/// The energy of a closed scene step after step: its start E₀ and the largest rise over it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnergyWatch {
+    /// The height [`scene_energy`] measures from: the lowest cloth vertex or body centre at the start.
+    pub floor: f32,
+    /// E₀, joules.
+    pub start: f32,
+    /// The largest (E − E₀) / max(E₀, [`ENERGY_FLOOR`]) after a step so far (negative while the energy only
+    /// falls; 0 before the first step).
+    pub gain: f32,
+}
+
+impl EnergyWatch {
+    /// Starts watching the world's cloths and bodies as they are now.
+    pub fn new(world: &mut World) -> Self {
+        let floor = lowest_height(world);
+        Self { floor, start: scene_energy(world, floor), gain: f32::NEG_INFINITY }
+    }
+
+    /// Measures the world after a step; returns the energy now.
+    pub fn after_step(&mut self, world: &mut World) -> f32 {
+        let energy = scene_energy(world, self.floor);
+        self.gain = self.gain.max((energy - self.start) / self.start.max(ENERGY_FLOOR));
+        energy
+    }
+}
+
+/// Every cloth's and dynamic body's kinetic plus potential energy under the scene's gravity, potential measured
+/// from height `floor` (along −g), joules ([`metrics::mechanical_energy`]).
+pub fn scene_energy(world: &mut World, floor: f32) -> f32 {
+    let gravity = world.resource::<SimParams>().gravity;
+    let (g, up) = (gravity.length(), -gravity.normalize_or_zero());
+    let cloths: f32 = world
+        .query::<&Particles>()
+        .iter(world)
+        .map(|p| metrics::mechanical_energy(&p.x, &p.v, &p.mass, gravity, floor))
+        .sum();
+    let bodies: f32 = world
+        .query::<(&ClothRigidBody, &Transform)>()
+        .iter(world)
+        .map(|(b, t)| b.kinetic_energy(t.rotation) + b.mass() * g * (t.translation.dot(up) - floor))
+        .sum();
+    cloths + bodies
+}
+
+/// The lowest height along −g of every cloth vertex and dynamic body centre (0 for none).
+fn lowest_height(world: &mut World) -> f32 {
+    let up = -world.resource::<SimParams>().gravity.normalize_or_zero();
+    let cloths = world
+        .query::<&Particles>()
+        .iter(world)
+        .flat_map(|p| p.x.iter().map(|x| x.dot(up)))
+        .fold(f32::INFINITY, f32::min);
+    let bodies = world
+        .query_filtered::<&Transform, With<ClothRigidBody>>()
+        .iter(world)
+        .map(|t| t.translation.dot(up))
+        .fold(f32::INFINITY, f32::min);
+    let lowest = cloths.min(bodies);
+    if lowest.is_finite() { lowest } else { 0.0 }
 }
 
 /// The `state_hash` of the report: each cloth's [`metrics::state_hash`], sorted, hashed again.
@@ -172,6 +247,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         self_intersections: 0,
         cloth_crossings: 0,
         capped_moves: 0,
+        energy_gain: None,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),

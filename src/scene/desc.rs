@@ -53,6 +53,21 @@ impl Default for SceneDesc {
     }
 }
 
+impl SceneDesc {
+    /// Whether nothing outside the cloths and bodies does work on them: no wind or gusts, no moving pins, grips or
+    /// colliders, no throws, no balloon pressed above its rest volume. Their energy can then only fall.
+    pub fn is_closed(&self) -> bool {
+        let params = self.params.sanitized();
+        let still = |m: &Motion| *m == Motion::Fixed;
+        params.wind == Vec3::ZERO
+            && params.wind_gust == 0.0
+            && self.throws.is_empty()
+            && self.colliders.iter().all(|c| c.motion == ColliderMotion::Static)
+            && self.cloths.iter().all(|c| still(&c.pin_motion) && c.grips.iter().all(|g| still(&g.motion)))
+            && (params.pressure <= 1.0 || self.cloths.iter().all(|c| !c.balloon))
+    }
+}
+
 /// Placement of an object: translation in metres, rotation as XYZ Euler angles in degrees.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

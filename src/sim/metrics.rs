@@ -17,6 +17,14 @@ pub fn kinetic_energy(v: &[Vec3], mass: &[f32]) -> f32 {
     0.5 * v.iter().zip(mass).map(|(v, m)| m * v.length_squared()).sum::<f32>()
 }
 
+/// Kinetic plus potential energy Σ ½ m v² + m |g| (h − `floor`) of particles at `x` with velocities `v` and masses
+/// `mass` under `gravity`, h the height along −g, joules.
+pub fn mechanical_energy(x: &[Vec3], v: &[Vec3], mass: &[f32], gravity: Vec3, floor: f32) -> f32 {
+    let g = gravity.length();
+    let up = -gravity.normalize_or_zero();
+    kinetic_energy(v, mass) + x.iter().zip(mass).map(|(x, m)| m * g * (x.dot(up) - floor)).sum::<f32>()
+}
+
 /// FNV-1a (64 bit) over the bits of every position and velocity, in order: equal hashes mean the same state to
 /// the last bit, so a refactor that claims to keep the physics can prove it.
 pub fn state_hash(x: &[Vec3], v: &[Vec3]) -> u64 {
@@ -59,6 +67,10 @@ mod tests {
         let x = [Vec3::ZERO, Vec3::X * 1.5, Vec3::new(1.5, 0.9, 0.0)];
         assert!((max_stretch(&x, &[[0, 1], [1, 2]], &[1.0, 1.0]) - 0.5).abs() < 1e-6);
         assert!((kinetic_energy(&[Vec3::X * 2.0, Vec3::Y], &[3.0, 4.0]) - 8.0).abs() < 1e-6);
+        // 8 J moving, 2 kg 1.5 m and 3 kg 0.5 m above a floor at y = 0.5 under g = 10
+        let (x, v) = ([Vec3::Y * 2.0, Vec3::ONE], [Vec3::X * 2.0, Vec3::Y]);
+        let e = mechanical_energy(&x, &v, &[3.0, 4.0], Vec3::NEG_Y * 10.0, 0.5);
+        assert!((e - (8.0 + 3.0 * 10.0 * 1.5 + 4.0 * 10.0 * 0.5)).abs() < 1e-4, "{e}");
         assert_eq!(max_speed(&[Vec3::X * 2.0, Vec3::new(0.0, 3.0, 4.0)]), 5.0);
         assert_eq!(
             bounds(&[Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 5.0, 0.0)]),

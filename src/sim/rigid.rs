@@ -66,6 +66,13 @@ impl ClothRigidBody {
         self.velocity * self.mass()
     }
 
+    /// Kinetic energy ½ M v² + ½ ωᵀ I ω of the body turned by `rotation`, joules.
+    pub fn kinetic_energy(&self, rotation: Quat) -> f32 {
+        let spin = rotation.inverse() * self.angular_velocity;
+        let turning = spin * spin / self.inverse_inertia.max(Vec3::splat(f32::MIN_POSITIVE));
+        0.5 * (self.mass() * self.velocity.length_squared() + turning.element_sum())
+    }
+
     /// The inverse inertia tensor in world space applied to `v`: R I⁻¹ Rᵀ v.
     fn inverse_inertia_times(&self, rotation: Quat, v: Vec3) -> Vec3 {
         rotation * (self.inverse_inertia * (rotation.inverse() * v))

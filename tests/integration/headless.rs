@@ -145,6 +145,8 @@ fn headless_cli_prints_json_and_refuses_unknown_scenes() {
         "max_speed",
         "self_intersections",
         "cloth_crossings",
+        "capped_moves",
+        "energy_gain",
         "ms_per_frame",
         "stage_ms",
     ] {
@@ -186,4 +188,18 @@ fn cloth_crossings_count_edges_through_another_cloth_only() {
     assert_eq!(report.self_intersections, 0);
     // Fig. 3's six separate pieces cross nothing
     assert_eq!(headless::run(preset::load("bend_vs_stretch").unwrap(), 30).unwrap().cloth_crossings, 0);
+}
+
+#[test]
+fn a_closed_scene_reports_its_energy_gain_and_an_open_one_none() {
+    // the hanging sheet swings down and damping takes energy out: its largest rise is below its start
+    let hanging = headless::run(preset::load("hanging_sheet").unwrap(), 120).unwrap();
+    let gain = hanging.energy_gain.expect("the hanging sheet is a closed scene");
+    assert!(gain < 0.0, "the hanging sheet gained {gain} of its energy");
+    // issue 49's file 2 gains it a thousandfold on its way to the speed cap
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/xpbd_soft_selfcollide.ron");
+    let exploding = headless::run(preset::load(path).unwrap(), 120).unwrap();
+    assert!(exploding.energy_gain.is_some_and(|g| g > 1.0), "{:?}", exploding.energy_gain);
+    // the flag's wind does work on it
+    assert_eq!(headless::run(preset::load("flag").unwrap(), 10).unwrap().energy_gain, None);
 }

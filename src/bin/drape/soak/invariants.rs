@@ -10,7 +10,7 @@ use drape::sim::collide::shapes::Shape;
 /// One broken invariant.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
-    /// Which invariant: `panic`, `finite`, `speed`, `capped`, `stretch`, `penetration` or `cost`.
+    /// Which invariant: `panic`, `finite`, `speed`, `capped`, `energy`, `stretch`, `penetration` or `cost`.
     pub invariant: &'static str,
     /// The fixed step after which it was seen (0 = while building).
     pub frame: u32,

@@ -19,10 +19,11 @@ use bevy::prelude::*;
 use serde::Serialize;
 
 pub use cost::{CostModel, WorkClock};
-use drape::headless::headless_app;
+use drape::headless::{ENERGY_FLOOR, EnergyWatch, headless_app};
 use drape::scene::desc::SceneDesc;
 use drape::scene::preset;
 use drape::scene::spawn::SceneStatus;
+use drape::sim::cloth::StartingOverlaps;
 use invariants::Violation;
 use watch::StepWatch;
 
@@ -69,6 +70,11 @@ pub struct SceneOutcome {
     pub worst_move_ratio: f32,
     /// Free vertex moves the speed cap shortened (an alarm: `capped` fails a scene whose carriers are slow).
     pub capped_moves: u64,
+    /// Whether and how the energy was checked: `checked`, `open` (something outside does work) or `overlap` (a
+    /// cloth started inside a collider and is lifted out, [`Energy`]).
+    pub energy: Energy,
+    /// In a checked scene, the largest (E − E₀) / max(E₀, 1 mJ) after a step.
+    pub energy_gain: Option<f32>,
     /// Mean CPU time of the scene's thread per step, milliseconds ([`WorkClock`]).
     pub ms_per_step: f64,
     /// Where the scene was written, if it failed.
@@ -89,6 +95,8 @@ impl SceneOutcome {
             capped_depth_skips: 0,
             worst_move_ratio: 0.0,
             capped_moves: 0,
+            energy: Energy::Open,
+            energy_gain: None,
             ms_per_step: 0.0,
             file: None,
         }
@@ -131,6 +139,10 @@ pub struct SoakSummary {
     pub worst_move_ratio: f32,
     /// Free vertex moves the speed cap shortened, over all scenes.
     pub capped_moves: u64,
+    /// Scenes by how their energy was checked ([`Energy`]): the exclusions counted.
+    pub energy_checks: std::collections::BTreeMap<&'static str, u32>,
+    /// The largest energy gain of a checked scene.
+    pub max_energy_gain: Option<f32>,
     /// Slowest scene's mean CPU milliseconds per step.
     pub slowest_ms_per_step: f64,
     /// The slowest scene's place in the run (dump it with `generate::scene(scene_seed(seed, index))`).
@@ -192,6 +204,8 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         capped_depth_skips: 0,
         worst_move_ratio: 0.0,
         capped_moves: 0,
+        energy_checks: Default::default(),
+        max_energy_gain: None,
         slowest_ms_per_step: 0.0,
         slowest_scene: 0,
         wall_seconds,
@@ -208,6 +222,10 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         summary.capped_depth_skips += outcome.capped_depth_skips;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
         summary.capped_moves += outcome.capped_moves;
+        *summary.energy_checks.entry(outcome.energy.name()).or_default() += 1;
+        if let Some(gain) = outcome.energy_gain {
+            summary.max_energy_gain = Some(summary.max_energy_gain.map_or(gain, |g| g.max(gain)));
+        }
         if outcome.ms_per_step > summary.slowest_ms_per_step {
             (summary.slowest_ms_per_step, summary.slowest_scene) = (outcome.ms_per_step, outcome.index);
         }
@@ -310,6 +328,32 @@ fn median(values: &mut [f64]) -> f64 {
     if values.len().is_multiple_of(2) { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
 }
 
+/// How a scene's energy was checked: only a closed scene ([`SceneDesc::is_closed`]) must not gain any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Energy {
+    /// Closed: E ≤ E₀ + 1 % E₀ + 1 mJ after every step ([`ENERGY_SLACK`]).
+    Checked,
+    /// Open: wind, moving pins, grips or colliders, throws or a balloon's pressure do work on it.
+    Open,
+    /// Closed, but a cloth started inside a collider: lifting it out raises its potential energy.
+    Overlap,
+}
+
+impl Energy {
+    /// The name the summary counts it under.
+    fn name(self) -> &'static str {
+        match self {
+            Energy::Checked => "checked",
+            Energy::Open => "open",
+            Energy::Overlap => "overlap",
+        }
+    }
+}
+
+/// The rise of a closed scene's energy allowed over its start E₀: this share of E₀, plus [`ENERGY_FLOOR`].
+pub const ENERGY_SLACK: f32 = 0.01;
+
 /// Runs `desc` for the configured frames, checking the invariants after every fixed step.
 fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     let mut app = headless_app(desc.clone());
@@ -319,6 +363,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     }
     let mut step_watch = StepWatch::new(app.world_mut());
     outcome.particles = step_watch.particles();
+    let mut energy = desc.is_closed().then(|| EnergyWatch::new(app.world_mut()));
     let allowed_ms = config.cost.map(|m| m.allowed_ms(&desc, outcome.particles));
     let mut total_ms = 0.0;
     let mut window_ms = [0.0; COST_WINDOW];
@@ -342,7 +387,21 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
             }
         }
         step_watch.after_step(app.world_mut(), frame);
+        if frame == 1 && starts_inside_a_collider(app.world_mut()) {
+            energy = None;
+            outcome.energy = Energy::Overlap;
+        }
+        if let Some(watch) = &mut energy {
+            outcome.energy = Energy::Checked;
+            let now = watch.after_step(app.world_mut());
+            let allowed = watch.start * (1.0 + ENERGY_SLACK) + ENERGY_FLOOR;
+            if now > allowed {
+                let detail = format!("{now:.4} J after {:.4} J at the start; at most {allowed:.4} J", watch.start);
+                step_watch.record(Violation { invariant: "energy", frame, detail });
+            }
+        }
     }
+    outcome.energy_gain = energy.map(|watch| watch.gain);
     outcome.ms_per_step = total_ms / config.frames.max(1) as f64;
     outcome.max_stiff_stretch = step_watch.max_stiff_stretch;
     outcome.unresolved_stretch_checks = step_watch.unresolved_stretch_checks;
@@ -350,6 +409,11 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     outcome.worst_move_ratio = step_watch.worst_move_ratio;
     outcome.capped_moves = step_watch.capped_moves;
     outcome.violations.append(&mut step_watch.violations);
+}
+
+/// Whether a cloth started inside a collider ([`StartingOverlaps`], measured in the first step).
+fn starts_inside_a_collider(world: &mut World) -> bool {
+    world.query::<&StartingOverlaps>().iter(world).any(|o| !o.allowance().is_empty())
 }
 
 #[cfg(test)]
