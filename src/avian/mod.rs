@@ -35,7 +35,7 @@ use avian3d::prelude::{
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use crate::sim::cloth::{ClothCollider, Contacts, Particles};
+use crate::sim::cloth::{BodyAttachment, BodyAttachments, Cloth, ClothCollider, Contacts, Particles};
 use crate::sim::collide::shapes::Shape;
 use crate::sim::collide::swept::SweptCollider;
 use crate::sim::colliders::ExternalColliders;
@@ -63,7 +63,11 @@ impl Plugin for AvianClothPlugin {
         replay::register(app);
         app.init_resource::<BodyImpulses>()
             .init_resource::<ExternalColliders>()
-            .add_systems(ClothStep, (cache_cloth_shapes, follow_gravity).in_set(ClothStepSystems::BeforeStep))
+            .add_systems(
+                ClothStep,
+                (cache_cloth_shapes, follow_gravity, refuse_holds_on_plain_bodies.before(stages::ease_stiffness))
+                    .in_set(ClothStepSystems::BeforeStep),
+            )
             .add_systems(
                 PbdSubstep,
                 (
@@ -75,6 +79,28 @@ impl Plugin for AvianClothPlugin {
                 ),
             )
             .add_systems(FixedPostUpdate, give_impulses.in_set(PhysicsSystems::First));
+    }
+}
+
+/// A hold needs drape's body (a [`ClothRigidBody`](crate::sim::rigid::ClothRigidBody)): it lends the held vertices
+/// its mass within the projection (§4.2). A dynamic Avian body of its own would feel the cloth one step late
+/// through explicit impulses, and such grips ring and blow up, so its holds are dropped with an error saying why.
+/// Static and kinematic Avian bodies may hold cloth: they move as their own motion says, like a pin.
+fn refuse_holds_on_plain_bodies(
+    mut cloths: Query<(&Cloth, &mut BodyAttachments)>,
+    plain: Query<&AvianBody, Without<crate::sim::rigid::ClothRigidBody>>,
+) {
+    for (cloth, mut holds) in &mut cloths {
+        let refused = |a: &BodyAttachment| plain.get(a.body).is_ok_and(AvianBody::is_dynamic);
+        let Some(first) = holds.0.iter().find(|a| refused(a)).map(|a| a.body) else { continue };
+        let count = holds.0.iter().filter(|a| refused(a)).count();
+        error!(
+            "cloth '{}': {count} vertices held by {first}, a dynamic Avian body without drape's ClothRigidBody, \
+             let go: only drape's bodies (a sphere, box or capsule ClothCollider with a ClothRigidBody) can hold \
+             cloth, lending the held vertices their mass; an Avian body alone would feel the cloth a step late",
+            cloth.name
+        );
+        holds.0.retain(|a| !refused(a));
     }
 }
 

@@ -17,7 +17,7 @@ use drape::scene::desc::{
 use drape::scene::mesh_collider::MeshCollider;
 use drape::scene::preset;
 use drape::sim::SimParams;
-use drape::sim::cloth::{BodyAttachments, Cloth, HostedBody, Particles};
+use drape::sim::cloth::{BodyAttachment, BodyAttachments, Cloth, HostedBody, Particles};
 use drape::sim::collide::{ColliderMotion, ColliderShape};
 
 /// `desc` in a headless App with Avian beside the cloth, and `bodies` spawned.
@@ -447,4 +447,30 @@ fn a_body_that_meets_no_cloth_falls_as_in_avian_alone() {
     }
     eprintln!("largest gap over 2 s: {:.3} mm", worst * 1000.0);
     assert!(worst < 1e-3, "drape's ball strayed {worst} m from Avian's");
+}
+
+/// A dynamic Avian body that is not drape's cannot lend held vertices its mass (§4.2): its holds are let go with
+/// an error; a kinematic one may hold cloth like a moving pin.
+#[test]
+fn holds_on_a_dynamic_avian_body_of_its_own_are_let_go() {
+    let mut app =
+        with_avian(SceneDesc { name: "holds".into(), cloths: vec![sheet(Placement::default())], ..default() }, |_| {});
+    let body = |app: &mut App, kind: AvianBody| {
+        let at = Vec3::new(0.0, 0.3, 0.0);
+        app.world_mut()
+            .spawn((kind, AvianCollider::sphere(0.1), Mass(1.0), Transform::from_translation(at), Position(at)))
+            .id()
+    };
+    let (dynamic, kinematic) = (body(&mut app, AvianBody::Dynamic), body(&mut app, AvianBody::Kinematic));
+    let mut cloths = app.world_mut().query_filtered::<Entity, With<Cloth>>();
+    let cloth = cloths.single(app.world()).unwrap();
+    let hold = |vertex: u32, body: Entity| BodyAttachment { vertex, body, local: Vec3::ZERO };
+    app.world_mut().entity_mut(cloth).insert(BodyAttachments(vec![
+        hold(0, dynamic),
+        hold(1, kinematic),
+        hold(2, dynamic),
+    ]));
+    app.update();
+    let held = app.world().get::<BodyAttachments>(cloth).unwrap();
+    assert_eq!(held.0, vec![hold(1, kinematic)]);
 }
