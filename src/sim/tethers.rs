@@ -7,7 +7,10 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
-use super::cloth::{Attachments, BodyAttachments, Particles, TetherSource, Tethers};
+use super::cloth::{Attachments, BodyAttachments, Contacts, Particles, TetherSource, Tethers};
+use super::collide::contact::ContactKind;
+use super::collide::contacts::project_contacts;
+use super::constraints::access::Slices;
 use super::constraints::storage::StretchConstraints;
 use super::constraints::tether::{TETHERS_PER_VERTEX, TetherSet};
 use super::params::SimParams;
@@ -71,19 +74,24 @@ pub fn refresh_tethers(
 }
 
 /// After the iterations of lines (9)–(11) in every substep: each free vertex back within its tethers' reach
-/// (timed with the projection).
+/// (timed with the projection). Tethers anchored on a body's holds (a cloth nothing else holds) move the held
+/// vertices too; their holds put them back on the body points, so the body feels the pull (§4.2).
 pub fn project_tethers(
-    mut cloths: Query<(&mut Particles, &Tethers)>,
+    mut cloths: Query<(&mut Particles, &Tethers, &Attachments, &BodyAttachments, &mut Contacts)>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,
 ) {
-    for (mut particles, tethers) in &mut cloths {
+    for (mut particles, tethers, pins, holds, mut contacts) in &mut cloths {
         if tethers.set.is_empty() {
             continue;
         }
         let start = Instant::now();
-        let Particles { p, w, .. } = &mut *particles;
-        tethers.set.project(p, w, params.tether_slack);
+        let Particles { x, p, w, .. } = &mut *particles;
+        let stretched = tethers.set.project(p, w, params.tether_slack);
+        if stretched > 0 && pins.0.is_empty() && !holds.0.is_empty() {
+            let first = contacts.0.iter().position(|c| c.kind == ContactKind::Attached).unwrap_or(contacts.0.len());
+            project_contacts(&mut Slices { p, w }, x, &mut contacts.0[first..]);
+        }
         timings.add(PbdStage::Project, start);
     }
 }

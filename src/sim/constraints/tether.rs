@@ -5,8 +5,10 @@
 //! shape allows, whatever the iteration count: PBD's stretch constraints pass a correction only one edge per
 //! iteration (§3.3), a tether reaches from the pin to the hem in one projection.
 //!
-//! The projection moves only the free vertex (the attached one has w = 0, §3.6), so the tethers of different
-//! vertices are independent and need no colouring. L is the geodesic distance along the mesh at rest (shortest
+//! The projection moves only the free vertex when its anchor is pinned (w = 0, §3.6), so the tethers of different
+//! vertices are independent and need no colouring. An anchor a body holds has the inverse mass of its own and its
+//! lent mass within the projection, and takes its share of the correction; its hold then puts it back on the body
+//! point, which hands the body the tether's pull (§4.2). L is the geodesic distance along the mesh at rest (shortest
 //! path over the stretch edges' rest lengths, found with a Dijkstra search from all attached vertices at once,
 //! each vertex keeping its nearest anchors, `TETHERS_PER_VERTEX` of them), or the straight distance between the
 //! rest positions ([`TetherLengths::Euclidean`]: tighter for a cloth that hangs folded, too tight for one draped
@@ -86,8 +88,9 @@ impl TetherSet {
     }
 
     /// Projects every tether once: a free vertex further than L · (1 + `slack`) from its anchor goes back onto
-    /// the sphere of that radius around it (stiffness 1: the constraint is an upper bound, never a spring).
-    /// Returns how many tethers were stretched. Allocates nothing.
+    /// the sphere of that radius around it (stiffness 1: the constraint is an upper bound, never a spring), the
+    /// two sharing the correction by their inverse masses `w` (all of it the free vertex's when the anchor is
+    /// pinned). Returns how many tethers were stretched. Allocates nothing.
     pub fn project(&self, p: &mut [Vec3], w: &[f32], slack: f32) -> usize {
         let reach_scale = 1.0 + slack;
         let mut stretched = 0;
@@ -100,14 +103,21 @@ impl TetherSet {
             let (Some(tethers), Some(reach)) = (anchors.get(range.clone()), lengths.get(range)) else { continue };
             for (&a, &rest) in tethers.iter().zip(reach) {
                 let length = rest * reach_scale;
-                let Some(&anchor) = p.get(a as usize) else { continue };
+                let (Some(&anchor), Some(&w_anchor)) = (p.get(a as usize), w.get(a as usize)) else { continue };
                 let d = p[v] - anchor;
                 // most tethers are slack: compare squares, take the root only for a stretched one
                 if d.length_squared() > length * length {
                     let distance = d.length();
-                    if distance.is_finite() {
+                    if !distance.is_finite() {
+                        continue;
+                    }
+                    stretched += 1;
+                    if w_anchor == 0.0 {
                         p[v] = anchor + d * (length / distance);
-                        stretched += 1;
+                    } else {
+                        let correction = d * (1.0 - length / distance) / (w[v] + w_anchor);
+                        p[v] -= correction * w[v];
+                        p[a as usize] += correction * w_anchor;
                     }
                 }
             }
