@@ -142,7 +142,7 @@ pub fn run_then<T>(
     }
     let extra = then(app.world_mut())?;
     let mut report = report(app.world_mut(), &name, frames);
-    report.energy_gain = energy.map(|watch| if watch.gain.is_finite() { watch.gain } else { 0.0 });
+    report.energy_gain = energy.map(|watch| watch.gain());
     Ok((report, extra))
 }
 
@@ -156,23 +156,28 @@ pub struct EnergyWatch {
     pub floor: f32,
     /// E₀, joules.
     pub start: f32,
-    /// The largest (E − E₀) / max(E₀, [`ENERGY_FLOOR`]) after a step so far (negative while the energy only
-    /// falls; 0 before the first step).
-    pub gain: f32,
+    /// The largest (E − E₀) / max(E₀, [`ENERGY_FLOOR`]) after a step so far; −∞ before the first.
+    largest: f32,
 }
 
 impl EnergyWatch {
     /// Starts watching the world's cloths and bodies as they are now.
     pub fn new(world: &mut World) -> Self {
         let floor = lowest_height(world);
-        Self { floor, start: scene_energy(world, floor), gain: f32::NEG_INFINITY }
+        Self { floor, start: scene_energy(world, floor), largest: f32::NEG_INFINITY }
     }
 
     /// Measures the world after a step; returns the energy now.
     pub fn after_step(&mut self, world: &mut World) -> f32 {
         let energy = scene_energy(world, self.floor);
-        self.gain = self.gain.max((energy - self.start) / self.start.max(ENERGY_FLOOR));
+        self.largest = self.largest.max((energy - self.start) / self.start.max(ENERGY_FLOOR));
         energy
+    }
+
+    /// The largest (E − E₀) / max(E₀, [`ENERGY_FLOOR`]) after a step so far: negative while the energy only
+    /// falls, 0 before the first step.
+    pub fn gain(&self) -> f32 {
+        if self.largest.is_finite() { self.largest } else { 0.0 }
     }
 }
 

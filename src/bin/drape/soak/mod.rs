@@ -140,7 +140,7 @@ pub struct SoakSummary {
     /// Free vertex moves the speed cap shortened, over all scenes.
     pub capped_moves: u64,
     /// Scenes by how their energy was checked ([`Energy`]): the exclusions counted.
-    pub energy_checks: std::collections::BTreeMap<&'static str, u32>,
+    pub energy_checks: std::collections::BTreeMap<Energy, u32>,
     /// The largest energy gain of a checked scene.
     pub max_energy_gain: Option<f32>,
     /// Slowest scene's mean CPU milliseconds per step.
@@ -222,7 +222,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         summary.capped_depth_skips += outcome.capped_depth_skips;
         summary.worst_move_ratio = summary.worst_move_ratio.max(outcome.worst_move_ratio);
         summary.capped_moves += outcome.capped_moves;
-        *summary.energy_checks.entry(outcome.energy.name()).or_default() += 1;
+        *summary.energy_checks.entry(outcome.energy).or_default() += 1;
         if let Some(gain) = outcome.energy_gain {
             summary.max_energy_gain = Some(summary.max_energy_gain.map_or(gain, |g| g.max(gain)));
         }
@@ -329,7 +329,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 /// How a scene's energy was checked: only a closed scene ([`SceneDesc::is_closed`]) must not gain any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Energy {
     /// Closed: E ≤ E₀ + 1 % E₀ + 1 mJ after every step ([`ENERGY_SLACK`]).
@@ -338,17 +338,6 @@ pub enum Energy {
     Open,
     /// Closed, but a cloth started inside a collider: lifting it out raises its potential energy.
     Overlap,
-}
-
-impl Energy {
-    /// The name the summary counts it under.
-    fn name(self) -> &'static str {
-        match self {
-            Energy::Checked => "checked",
-            Energy::Open => "open",
-            Energy::Overlap => "overlap",
-        }
-    }
 }
 
 /// The rise of a closed scene's energy allowed over its start E₀: this share of E₀, plus [`ENERGY_FLOOR`].
@@ -364,6 +353,9 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     let mut step_watch = StepWatch::new(app.world_mut());
     outcome.particles = step_watch.particles();
     let mut energy = desc.is_closed().then(|| EnergyWatch::new(app.world_mut()));
+    if energy.is_some() {
+        outcome.energy = Energy::Checked;
+    }
     let allowed_ms = config.cost.map(|m| m.allowed_ms(&desc, outcome.particles));
     let mut total_ms = 0.0;
     let mut window_ms = [0.0; COST_WINDOW];
@@ -392,7 +384,6 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
             outcome.energy = Energy::Overlap;
         }
         if let Some(watch) = &mut energy {
-            outcome.energy = Energy::Checked;
             let now = watch.after_step(app.world_mut());
             let allowed = watch.start * (1.0 + ENERGY_SLACK) + ENERGY_FLOOR;
             if now > allowed {
@@ -401,7 +392,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
             }
         }
     }
-    outcome.energy_gain = energy.map(|watch| watch.gain);
+    outcome.energy_gain = energy.map(|watch| watch.gain());
     outcome.ms_per_step = total_ms / config.frames.max(1) as f64;
     outcome.max_stiff_stretch = step_watch.max_stiff_stretch;
     outcome.unresolved_stretch_checks = step_watch.unresolved_stretch_checks;

@@ -23,7 +23,7 @@ fn random_scenes_keep_the_invariants() {
     assert!(broken.is_empty(), "{}", broken.join("\n"));
     let capped: Vec<u32> = summary.failures.iter().map(|f| f.index).collect();
     assert!(summary.capped_moves > 0 && !capped.is_empty(), "the alarm never rang: {capped:?}");
-    let checked = summary.energy_checks.get("checked").copied().unwrap_or(0);
+    let checked = summary.energy_checks.get(&Energy::Checked).copied().unwrap_or(0);
     assert!(checked >= 6, "only {checked} scenes had their energy checked: {:?}", summary.energy_checks);
     assert!(summary.max_stiff_stretch > 0.0, "no stiff held cloth had its stretch checked");
 
