@@ -12,9 +12,10 @@ use crate::plugins::ClothSolverPlugins;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
 use crate::sim::cloth::ClothCollider;
 use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
+use crate::sim::colliders::CollisionWorld;
 use crate::sim::plugin::match_fixed_timestep_to_cloth;
 use crate::sim::rigid::ClothRigidBody;
-use crate::sim::selfcollide::count_intersections;
+use crate::sim::selfcollide::{count_intersections, count_piercings};
 use crate::sim::{SanitizeParamsSystems, SimClock, SimParams, StageTimings, metrics};
 
 /// What `drape headless` prints.
@@ -58,6 +59,12 @@ pub struct HeadlessReport {
     /// Mesh edges of one cloth that pierce a triangle of another: places where two cloths have passed through
     /// each other.
     pub cloth_crossings: usize,
+    /// Collider edges (a box's edges, a capsule's axis, a mesh's edges: [`Shape::edges`]) that pierce a cloth
+    /// triangle at the end: places where a collider pokes through the cloth (§4.2 tests the rigid body's
+    /// features against the cloth's triangles for this).
+    ///
+    /// [`Shape::edges`]: crate::sim::collide::shapes::Shape::edges
+    pub collider_piercings: usize,
     /// Free vertex moves the speed cap shortened, over every cloth since it was spawned: an alarm, zero in a
     /// scene whose pins, colliders, bodies and wind are slow (`CappedMoves`).
     pub capped_moves: u64,
@@ -251,6 +258,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         min_collider_distance: f32::INFINITY,
         self_intersections: 0,
         cloth_crossings: 0,
+        collider_piercings: 0,
         capped_moves: 0,
         energy_gain: None,
         ms_per_frame: 0.0,
@@ -304,6 +312,11 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
     }
     // every cloth together pierces itself as each alone does, plus where the cloths cross each other
     r.cloth_crossings = count_intersections(&all_positions, &all_triangles).saturating_sub(r.self_intersections);
+    let edges: Vec<_> = world
+        .get_resource::<CollisionWorld>()
+        .map(|w| w.colliders.iter().flat_map(|c| c.world.edges()).collect())
+        .unwrap_or_default();
+    r.collider_piercings = count_piercings(&edges, &all_positions, &all_triangles);
     r.state_hash = combined_hash(cloth_hashes);
     let timings = world.resource::<StageTimings>();
     r.ms_per_frame = timings.mean_step_ms();

@@ -52,6 +52,26 @@ impl SolidQueries for ParrySolid {
         (projection.point, projection.is_inside, normal)
     }
 
+    fn edges(&self) -> Vec<[Vec3; 2]> {
+        if let Some(mesh) = self.0.as_trimesh() {
+            let mut edges: Vec<[u32; 2]> = mesh
+                .indices()
+                .iter()
+                .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
+                .map(|[a, b]| [a.min(b), a.max(b)])
+                .collect();
+            edges.sort_unstable();
+            edges.dedup();
+            let at = |i: u32| mesh.vertices().get(i as usize).copied();
+            edges.into_iter().filter_map(|[a, b]| Some([at(a)?, at(b)?])).collect()
+        } else if let Some(hull) = self.0.as_convex_polyhedron() {
+            let at = |i: u32| hull.points().get(i as usize).copied();
+            hull.edges().iter().filter_map(|e| Some([at(e.vertices[0])?, at(e.vertices[1])?])).collect()
+        } else {
+            Vec::new()
+        }
+    }
+
     fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3)> {
         if radius <= 0.0 {
             if self.0.contains_local_point(a) {
@@ -132,6 +152,17 @@ mod tests {
             let through = mesh.ray_entry(Vec3::new(0.0, 0.0, -5.0), Vec3::new(0.0, 0.0, 5.0));
             assert!(through.is_some_and(|(q, n)| (q.z + 1.0 + margin).abs() < 1e-3 && n.z < -0.99), "{through:?}");
         }
+    }
+
+    #[test]
+    fn a_mesh_cube_has_the_edges_of_its_triangles_each_once() {
+        let Shape::General(mesh) = cloth_shape(&cube()) else { panic!("a mesh is a general shape") };
+        let edges: Vec<_> = mesh.edges().collect();
+        // twelve box edges and a diagonal across each of the six faces
+        assert_eq!(edges.len(), 18);
+        let lengths = |l: f32| edges.iter().filter(|[a, b]| (a.distance(*b) - l).abs() < 1e-5).count();
+        assert_eq!((lengths(2.0), lengths(8.0f32.sqrt())), (12, 6));
+        assert_eq!(Shape::General(mesh).edges().len(), 18);
     }
 
     #[test]

@@ -21,6 +21,12 @@ pub trait SolidQueries: Send + Sync + fmt::Debug {
 
     /// The axis-aligned box (min, max) around the solid.
     fn aabb(&self) -> (Vec3, Vec3);
+
+    /// The solid's straight edges, each once (a triangle mesh's or a convex hull's), for counting the cloth
+    /// triangles they pierce; none for a solid without any.
+    fn edges(&self) -> Vec<[Vec3; 2]> {
+        Vec::new()
+    }
 }
 
 /// A [`SolidQueries`] solid placed by a rotation and a translation and grown by `margin`. As small as the
@@ -62,6 +68,11 @@ impl GeneralShape {
 
     fn placed_point(&self, q: Vec3) -> Vec3 {
         self.rotation * q + self.translation
+    }
+
+    /// The solid's edges ([`SolidQueries::edges`]), placed.
+    pub fn edges(&self) -> impl Iterator<Item = [Vec3; 2]> + '_ {
+        self.solid.edges().into_iter().map(|edge| edge.map(|q| self.placed_point(q)))
     }
 
     /// The corners of the solid's box, placed.

@@ -69,6 +69,24 @@ pub(crate) fn count_intersections(positions: &[Vec3], triangles: &[[u32; 3]]) ->
     count
 }
 
+/// How many times the `segments` (a collider's edges, [`Shape::edges`](crate::sim::collide::shapes::Shape::edges))
+/// pierce the triangles of the cloth at `positions`: a collider poking through the cloth (issue 49, point 3).
+pub(crate) fn count_piercings(segments: &[[Vec3; 2]], positions: &[Vec3], triangles: &[[u32; 3]]) -> usize {
+    if segments.is_empty() || triangles.is_empty() {
+        return 0;
+    }
+    let mut hash = SpatialHash::default();
+    hash.rebuild(positions, triangles);
+    let mut count = 0;
+    for &[a, b] in segments.iter().filter(|[a, b]| a.is_finite() && b.is_finite()) {
+        hash.for_each_in_box(a.min(b), a.max(b), |t| {
+            let tri = triangles.get(t as usize).and_then(|tri| corners(positions, tri));
+            count += usize::from(tri.is_some_and(|corners| pierces(a, b, corners)));
+        });
+    }
+    count
+}
+
 /// Whether the segment a–b pierces the triangle `corners` (see [`count_intersections`]).
 pub(super) fn pierces(a: Vec3, b: Vec3, corners: [Vec3; 3]) -> bool {
     let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
@@ -132,6 +150,31 @@ mod tests {
             v.z += 0.3;
         }
         assert_eq!(count_crossings(&x, &lifted, &TRI), 1);
+    }
+
+    #[test]
+    fn a_box_corner_through_a_sheet_pierces_it_three_times() {
+        use crate::sim::collide::shapes::Shape;
+        use bevy::math::Quat;
+        // a 10 × 10 sheet of 0.1 m cells in z = 0, a 0.2 m cube turned to stand on a corner
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(11, 0.1, Vec3::ZERO, &mut x, &mut tris);
+        let rotation = Quat::from_rotation_arc(Vec3::ONE.normalize(), Vec3::Z);
+        let cube = |z: f32| {
+            let center = Vec3::new(0.52, 0.47, z);
+            Shape::Box { center, rotation, half_extents: Vec3::splat(0.1) }.edges()
+        };
+        assert_eq!(cube(0.1).len(), 12);
+        // its lowest corner 7 cm below the sheet, the three next 4 cm above: the three edges between cross it
+        assert_eq!(count_piercings(&cube(0.1), &x, &tris), 3);
+        // centred on the sheet, the six edges around its waist cross it
+        assert_eq!(count_piercings(&cube(0.0), &x, &tris), 6);
+        // resting on the sheet from above, nothing crosses it
+        assert_eq!(count_piercings(&cube(0.18), &x, &tris), 0);
+        // the capsule's axis across the sheet
+        let capsule = Shape::Capsule { a: Vec3::new(0.33, 0.41, -0.2), b: Vec3::new(0.35, 0.46, 0.3), radius: 0.05 };
+        assert_eq!(count_piercings(&capsule.edges(), &x, &tris), 1);
+        assert_eq!(count_piercings(&Shape::Sphere { center: Vec3::ZERO, radius: 1.0 }.edges(), &x, &tris), 0);
     }
 
     #[test]

@@ -101,7 +101,7 @@ mod test_support;
 mod untangle;
 
 pub use self::diagnostics::count_crossings;
-pub(crate) use self::diagnostics::count_intersections;
+pub(crate) use self::diagnostics::{count_intersections, count_piercings};
 pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
 pub(crate) use self::project::{DEPENETRATION_PER_STEP, project_self_contacts_on, split_in_halves};
 pub use self::search::{MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts};
