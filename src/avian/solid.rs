@@ -12,6 +12,7 @@ use bevy::math::Vec3;
 
 use crate::sim::collide::general::{GeneralShape, SolidQueries};
 use crate::sim::collide::shapes::Shape;
+use crate::sim::selfcollide::unique_edges;
 
 /// The cloth's shape of an Avian collider, in the collider's own frame (scale applied).
 pub fn cloth_shape(shape: &SharedShape) -> Shape {
@@ -54,16 +55,8 @@ impl SolidQueries for ParrySolid {
 
     fn edges(&self) -> Vec<[Vec3; 2]> {
         if let Some(mesh) = self.0.as_trimesh() {
-            let mut edges: Vec<[u32; 2]> = mesh
-                .indices()
-                .iter()
-                .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
-                .map(|[a, b]| [a.min(b), a.max(b)])
-                .collect();
-            edges.sort_unstable();
-            edges.dedup();
             let at = |i: u32| mesh.vertices().get(i as usize).copied();
-            edges.into_iter().filter_map(|[a, b]| Some([at(a)?, at(b)?])).collect()
+            unique_edges(mesh.indices()).into_iter().filter_map(|[a, b]| Some([at(a)?, at(b)?])).collect()
         } else if let Some(hull) = self.0.as_convex_polyhedron() {
             let at = |i: u32| hull.points().get(i as usize).copied();
             hull.edges().iter().filter_map(|e| Some([at(e.vertices[0])?, at(e.vertices[1])?])).collect()

@@ -12,6 +12,7 @@ use bevy::math::{Quat, Vec3};
 use bevy::transform::components::Transform;
 
 use super::collide::ColliderShape;
+use super::collide::shapes::box_corner_sign;
 
 /// Mass properties and velocities of a dynamic body; its `Transform` is its pose (centre of mass at the
 /// origin of its shape).
@@ -216,13 +217,8 @@ fn support_points(shape: &ColliderShape, pose: &Transform, normal: Vec3) -> ([Ve
             1
         }
         ColliderShape::Box { half_extents } => {
-            for (k, q) in points.iter_mut().enumerate() {
-                let sign = Vec3::new(
-                    if k & 1 == 0 { -1.0 } else { 1.0 },
-                    if k & 2 == 0 { -1.0 } else { 1.0 },
-                    if k & 4 == 0 { -1.0 } else { 1.0 },
-                );
-                *q += pose.rotation * (half_extents * scale * sign);
+            for (k, q) in (0..8).zip(points.iter_mut()) {
+                *q += pose.rotation * (half_extents * scale * box_corner_sign(k));
             }
             8
         }

@@ -70,6 +70,13 @@ const BISECTION_STEPS: u32 = 30;
 /// cloth's thickness.
 pub(crate) const RESTING_SKIN: f32 = 1e-4;
 
+/// Corner `k` (0 to 7) of a box centred on the origin with half extents 1: bit 0 of k picks +x, bit 1 +y, bit 2
+/// +z, each −1 when unset.
+pub(crate) fn box_corner_sign(k: u32) -> Vec3 {
+    let sign = |bit: u32| if k & bit == 0 { -1.0 } else { 1.0 };
+    Vec3::new(sign(1), sign(2), sign(4))
+}
+
 impl Shape {
     /// The solid's straight edges, which no cloth triangle should be crossed by: a box's twelve edges, a
     /// capsule's axis (cloth across it has passed through the capsule's core), a general solid's own edges;
@@ -77,10 +84,7 @@ impl Shape {
     pub fn edges(&self) -> Vec<[Vec3; 2]> {
         match self {
             Shape::Box { center, rotation, half_extents } => {
-                let corner = |k: u32| {
-                    let sign = |bit: u32| if k & bit == 0 { -1.0 } else { 1.0 };
-                    *center + *rotation * (*half_extents * Vec3::new(sign(1), sign(2), sign(4)))
-                };
+                let corner = |k: u32| *center + *rotation * (*half_extents * box_corner_sign(k));
                 // the corners whose index differs in one bit share an edge
                 (0..8u32)
                     .flat_map(|k| [1, 2, 4].into_iter().filter(move |bit| k & bit == 0).map(move |bit| [k, k | bit]))

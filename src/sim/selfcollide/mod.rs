@@ -101,6 +101,8 @@ mod test_support;
 mod untangle;
 
 pub use self::diagnostics::count_crossings;
+#[cfg(feature = "avian")]
+pub(crate) use self::diagnostics::unique_edges;
 pub(crate) use self::diagnostics::{count_intersections, count_piercings};
 pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
 pub(crate) use self::project::{DEPENETRATION_PER_STEP, project_self_contacts_on, split_in_halves};
