@@ -22,7 +22,7 @@ use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
 use super::params::Solver;
 use super::rigid::ClothRigidBody;
-use super::selfcollide::{SelfContact, SelfContactSearch, Untangler};
+use super::selfcollide::{Lifts, SelfContact, SelfContactSearch, Untangler};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
 #[derive(Component, Clone, Debug, Default)]
@@ -179,6 +179,8 @@ pub struct SelfCollision {
     pub step_end: Vec<Vec3>,
     /// Releases the contacts that hold tangled cloth in its tangle.
     pub(crate) untangler: Untangler,
+    /// Scratch of the lift of squeezed vertices (`selfcollide::lift_squeezed_vertices`).
+    pub(crate) lifts: Lifts,
     /// The thickness h the contacts of this step keep, metres: the material's, capped by the edge length
     /// ([`self_collision_thickness`](super::selfcollide::self_collision_thickness)).
     pub thickness: f32,

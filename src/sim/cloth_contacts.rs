@@ -28,9 +28,9 @@ use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchCo
 use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
-    EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch, Untangler,
-    find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts, project_self_contacts_on,
-    self_collision_thickness, sweep_end,
+    DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch,
+    Untangler, find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts,
+    project_self_contacts_on, self_collision_thickness, sweep_end,
 };
 use super::{SimParams, StageTimings, stages};
 
@@ -205,12 +205,13 @@ pub fn project_cloth_contacts(
         .unwrap_or(*thickness)
     };
     for _ in 0..params.iterations.clamp(1, MAX_PASSES) {
-        project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0);
+        project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0, DEPENETRATION_PER_STEP);
         project_edge_contacts(p, w, edge_contacts, gap);
     }
     for &(entity, first, count) in layout.iter() {
         if let Ok(mut particles) = cloths.get_mut(entity) {
-            particles.p.copy_from_slice(&p[first as usize..(first + count) as usize]);
+            let range = first as usize..(first + count) as usize;
+            particles.p.copy_from_slice(&p[range]);
         }
     }
     timings.add(PbdStage::Project, start);

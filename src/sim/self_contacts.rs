@@ -8,7 +8,10 @@ use bevy::prelude::*;
 
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::schedule::{PbdStage, PbdSubstep, SimClock};
-use super::selfcollide::{find_self_contacts, mean_rest_length, self_collision_thickness, split_in_halves, sweep_end};
+use super::selfcollide::{
+    SELF_DEPENETRATION_SPEED, find_self_contacts, lift_squeezed_vertices, mean_rest_length, self_collision_thickness,
+    split_in_halves, sweep_end,
+};
 use super::{SimParams, StageTimings, stages};
 
 /// Self-collision (§4.3): the search for each cloth's vertex–triangle contacts with itself.
@@ -27,18 +30,20 @@ impl Plugin for SelfCollisionPlugin {
 }
 
 /// Line (8), §4.3: in the first substep of a step, each cloth's contacts between its vertices and its own
-/// triangles, searched along the step's swept paths; none while self-collision is switched off.
+/// triangles, searched along the step's swept paths; none while self-collision is switched off. In every
+/// substep, the vertices that start it squeezed inside the band move out in x and p alike
+/// (`selfcollide::lift_squeezed_vertices`).
 #[allow(clippy::type_complexity)]
 pub fn generate_self_contacts(
-    mut cloths: Query<((&Particles, &ClothMesh, &StretchConstraints), &mut SelfCollision, &ClothMaterial)>,
+    mut cloths: Query<((&mut Particles, &ClothMesh, &StretchConstraints), &mut SelfCollision, &ClothMaterial)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    for ((particles, mesh, stretch), mut self_collision, material) in &mut cloths {
-        let Particles { x, v, .. } = particles;
-        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness } =
+    for ((mut particles, mesh, stretch), mut self_collision, material) in &mut cloths {
+        let Particles { x, p, v, w, .. } = &mut *particles;
+        let SelfCollision { search, contacts, halves, split_scratch, step_end, untangler, thickness, lifts } =
             &mut *self_collision;
         if !params.self_collision {
             contacts.clear();
@@ -56,6 +61,8 @@ pub fn generate_self_contacts(
             }
             *halves = split_in_halves(contacts, x, &mesh.triangles, split_scratch);
         }
+        let (h, reach) = (*thickness, SELF_DEPENETRATION_SPEED * clock.dt);
+        lift_squeezed_vertices((x, p, w), (&mesh.triangles, contacts), |_, _| h, reach, lifts);
     }
     timings.add(PbdStage::GenerateCollisions, start);
 }

@@ -45,3 +45,14 @@ fn stiff_xpbd_bending_on_a_soft_xpbd_cloth_lands_in_one_piece() {
     assert!(peak < 30.0, "a vertex reached {peak} m/s");
     assert!(largest < 1.5, "an edge is {largest}× its rest length");
 }
+
+/// XPBD with a stretch compliance of 0.9 m/N and self-collision, hung over a pinned middle column: the stretch
+/// constraints squeeze vertices into the self-contact band, and pushing them out in p alone turned each push
+/// into velocity (the cap held the cloth at 60 m/s with edges 139×). Squeezed vertices move out in x and p alike.
+#[test]
+fn soft_xpbd_stretch_with_self_collision_stays_calm() {
+    let (peak, largest, capped) = peak_speed_and_largest_edge("xpbd_soft_selfcollide.ron", 240);
+    assert_eq!(capped, 0, "the speed cap shortened {capped} moves");
+    assert!(peak < 20.0, "a vertex reached {peak} m/s");
+    assert!(largest < 3.0, "an edge is {largest}× its rest length");
+}

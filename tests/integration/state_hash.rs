@@ -13,7 +13,7 @@ const PINNED: [(&str, &str); 12] = [
     ("curtain", "33e894348bf90941"),
     ("flag", "de878180b439e222"),
     ("hanging_sheet", "0d983363f014661e"),
-    ("layers", "c4f7691da084ab52"),
+    ("layers", "e8786393a0d172c0"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "804c0c356064f75b"),
     ("sphere_drape", "4f22e44a6b1fe84e"),
@@ -25,10 +25,10 @@ const PINNED: [(&str, &str); 12] = [
 /// bodies, and only it has mesh colliders (issue 26).
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
-    ("mannequin", "23b7cd0a6d50df0c"),
-    ("pile", "4a45a161e541eb5d"),
+    ("mannequin", "15fef93de0f50baa"),
+    ("pile", "b43debff4f35602d"),
     ("stripes", "8e08235f7dfbeb72"),
-    ("tearing", "fb70d19579432ec5"),
+    ("tearing", "8d337893afc60e7d"),
 ];
 #[cfg(not(feature = "avian"))]
 const PINNED_BODIES: [(&str, &str); 2] = [("stripes", "fe151e6f24e79990"), ("tearing", "5a361da46cc5c5b8")];

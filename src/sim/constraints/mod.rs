@@ -226,7 +226,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 let groups = [0..a.min(b), a.min(b)..b, b..self_contacts.len()];
                 if let Some(group) = groups.get(range.start) {
                     let contacts = &self_contacts[group.clone()];
-                    project_self_contacts_on(&mut view, x, triangles, contacts, |_, _| thickness, 1.0);
+                    project_self_contacts_on(&mut view, x, triangles, contacts, |_, _| thickness, 1.0, 0.0);
                 }
             }
             Work::Volume => {

@@ -70,13 +70,18 @@
 //!
 //! # Squeezed vertices
 //!
-//! A vertex that starts a step already inside the band (closer than h to the triangle) is not pushed all the way
-//! out to h in that step, only to min(h, its gap at the start + `DEPENETRATION_PER_STEP`·h): a position
-//! correction becomes velocity in line (12)–(13), so pushing a squeezed vertex out by a whole thickness every step
-//! throws it off at h/Δt. In a crumpled pile a vertex is often squeezed between two layers closer than 2h, whose
-//! contacts cannot both hold; pushed to ±h alternately they pumped energy into the pile until the torn curtain of
-//! the `tearing` scene blew apart. A vertex that arrives from outside the band (gap ≥ h at the start, the
-//! tunnelling case) is still held at h. This is the "maximum depenetration velocity" of game physics engines.
+//! A vertex that starts a substep already inside the band (closer than h to the triangle) is not pushed out in
+//! p: a position correction becomes velocity in line (12)–(13), so pushing a squeezed vertex out by a whole
+//! thickness throws it off at h/Δt. In a crumpled pile a vertex is often squeezed between two layers closer than
+//! 2h, whose contacts cannot both hold; pushed to ±h alternately they pumped energy into the pile until the torn
+//! curtain of the `tearing` scene blew apart, and a soft XPBD cloth whose stretch constraints kept squeezing its
+//! vertices into the band reached the speed cap. Instead the projection only keeps such a vertex from getting
+//! closer than it started, and before it `lift_squeezed_vertices` moves the vertex and the triangle apart by at
+//! most `DEPENETRATION_PER_STEP`·h a substep, and no faster than `SELF_DEPENETRATION_SPEED`, in x and p alike (the
+//! pre-stabilisation of Macklin et al. 2014, §4.4): the overlap goes in a few substeps and none of it becomes
+//! velocity. A vertex that arrives from outside the band (gap ≥ h at the start, the tunnelling case) is still held
+//! at h. Between cloths (`cloth_contacts.rs`), the projection still wins back `DEPENETRATION_PER_STEP`·h a step in
+//! p alone, the "maximum depenetration velocity" of game physics engines.
 //!
 //! # Caveats
 //!
@@ -105,7 +110,10 @@ pub use self::diagnostics::count_crossings;
 pub(crate) use self::diagnostics::unique_edges;
 pub(crate) use self::diagnostics::{count_intersections, count_piercings};
 pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
-pub(crate) use self::project::{DEPENETRATION_PER_STEP, project_self_contacts_on, split_in_halves};
+pub use self::project::SELF_DEPENETRATION_SPEED;
+pub(crate) use self::project::{
+    DEPENETRATION_PER_STEP, Lifts, lift_squeezed_vertices, project_self_contacts_on, split_in_halves,
+};
 pub use self::search::{MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts};
 pub(crate) use self::untangle::Untangler;
 

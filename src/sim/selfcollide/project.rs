@@ -12,9 +12,16 @@ use crate::sim::constraints::access::Slices;
 /// How far outside its triangle (in barycentric units) a vertex may project and still be held by the pair.
 pub(crate) const OUTSIDE_TOLERANCE: f32 = 0.25;
 
-/// How much of the thickness h a contact may win back in one step when its vertex started the step inside the
-/// band: the target gap is min(h, gap at the start + this·h). See the module docs ("Squeezed vertices").
+/// How much of the thickness h a vertex that starts a substep inside the band (closer than h to the triangle)
+/// may win back in that substep: [`lift_squeezed_vertices`] moves it out by at most this·h in x and p, and between
+/// cloths the projection by as much in p. See the module docs ("Squeezed vertices").
 pub(crate) const DEPENETRATION_PER_STEP: f32 = 0.25;
+
+/// How fast the lift of squeezed vertices (module docs, "Squeezed vertices") moves a vertex out of the band, m/s.
+/// Where the band cannot be kept (a crumpled pile, a soft cloth its stretch constraints squeeze), the constraints
+/// pull back in p what the lift moved in x and p, and the difference is velocity: the lift's speed bounds that
+/// fight, and at the colliders' 2 m/s it kept a crumpled cloth astir long after it should have settled.
+pub const SELF_DEPENETRATION_SPEED: f32 = 0.5;
 
 /// [`project_self_contacts_on`] with one thickness h for every pair, on plain slices.
 #[cfg(test)]
@@ -27,17 +34,19 @@ pub(crate) fn project_self_contacts(
     thickness: f32,
     k: f32,
 ) {
-    project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, |_, _| thickness, k);
+    project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, |_, _| thickness, k, 0.0);
 }
 
 /// One Gauss–Seidel pass over `contacts` on the predictions and inverse masses w of `particles`: where
-/// C = side·(q − p1)·n − h' < 0 (eq. (12)/(13) with the gap h' = min(h, max(gap at x, 0) +
-/// [`DEPENETRATION_PER_STEP`]·h), the gap at x measured along today's n), moves q and the triangle's corners by PBD
-/// eq. (8)–(9), gradients ∇q = side·n and ∇p_i = −side·b_i·n (n held constant, see the module docs), scaled by the
-/// stiffness `k` ∈ [0, 1]. The thickness h kept between a vertex and a triangle is `thickness(vertex, first
-/// corner)` (cloths of different thickness). Skips contacts with an index out of range, a triangle that turned over
-/// since the start of the step (its normal at `x` opposes the one at `p`), a degenerate triangle, zero total
-/// weight, or a vertex that projects more than [`OUTSIDE_TOLERANCE`] outside its triangle.
+/// C = side·(q − p1)·n − h' < 0 (eq. (12)/(13) with the gap h' = min(h, gap at x + `reach`·h), the gap at x
+/// measured along today's n), moves q and the triangle's corners by PBD eq. (8)–(9), gradients ∇q = side·n and
+/// ∇p_i = −side·b_i·n (n held constant, see the module docs), scaled by the stiffness `k` ∈ [0, 1]. A vertex that
+/// starts inside the band wins back at most `reach`·h in p: 0 for a cloth's own contacts, which
+/// [`lift_squeezed_vertices`] moves out in x and p alike, so the vertex only gets no closer. The thickness h kept
+/// between a vertex and a triangle is `thickness(vertex, first corner)` (cloths of different thickness). Skips
+/// contacts with an index out of range, a triangle that turned over since the start of the step (its normal at
+/// `x` opposes the one at `p`), a degenerate triangle, zero total weight, or a vertex that projects more than
+/// [`OUTSIDE_TOLERANCE`] outside its triangle.
 #[inline(always)]
 pub(crate) fn project_self_contacts_on(
     particles: &mut impl ParticleAccess,
@@ -46,6 +55,7 @@ pub(crate) fn project_self_contacts_on(
     contacts: &[SelfContact],
     thickness: impl Fn(usize, usize) -> f32,
     k: f32,
+    reach: f32,
 ) {
     if k.is_nan() || k <= 0.0 {
         return;
@@ -64,8 +74,7 @@ pub(crate) fn project_self_contacts_on(
         let g = if c.side < 0.0 { -normal } else { normal };
         let start_gap = (x[q] - x[i1]).dot(g);
         let h = thickness(q, i1);
-        let gap = h.min(start_gap.max(0.0) + DEPENETRATION_PER_STEP * h);
-        let value = (pq - p1).dot(g) - gap;
+        let value = (pq - p1).dot(g) - h.min(start_gap + reach * h);
         if value.is_nan() || value >= 0.0 {
             continue; // satisfied
         }
@@ -79,20 +88,102 @@ pub(crate) fn project_self_contacts_on(
             // cloth, and pushing against it could throw the vertex far (a tumbling fold)
             continue;
         }
-        let b = b.max(Vec3::ZERO);
-        let b = b / b.element_sum(); // ≥ 1 before dividing: the clamp only drops negative parts of Σ b = 1
-        let (wq, w1, w2, w3) = (particles.w(q), particles.w(i1), particles.w(i2), particles.w(i3));
-        let wsum = wq + w1 * b.x * b.x + w2 * b.y * b.y + w3 * b.z * b.z;
-        if wsum.is_nan() || wsum <= 0.0 {
+        let w = [particles.w(q), particles.w(i1), particles.w(i2), particles.w(i3)];
+        let Some(shifts) = contact_shifts(b, w, k * value, g) else { continue };
+        for (i, shift) in [q, i1, i2, i3].into_iter().zip(shifts) {
+            particles.shift(i, shift);
+        }
+    }
+}
+
+/// Eq. (8)–(9) for one contact with violation `value` < 0 along the unit direction `g` from the triangle to the
+/// vertex, whose projection onto the triangle has barycentrics `b`: the moves of the vertex and the three
+/// corners, Δp_j = −s·w_j·∇_j C with s = C / Σ w_j |∇_j C|², ∇q C = g and ∇p_i C = −b_i·g (b clamped to the
+/// triangle). `None` without mass to move.
+#[inline(always)]
+fn contact_shifts(b: Vec3, [wq, w1, w2, w3]: [f32; 4], value: f32, g: Vec3) -> Option<[Vec3; 4]> {
+    let b = b.max(Vec3::ZERO);
+    let b = b / b.element_sum(); // ≥ 1 before dividing: the clamp only drops negative parts of Σ b = 1
+    let wsum = wq + w1 * b.x * b.x + w2 * b.y * b.y + w3 * b.z * b.z;
+    if wsum.is_nan() || wsum <= 0.0 {
+        return None;
+    }
+    // value < 0, so q moves along g and the corners against it
+    let s = value / wsum * g;
+    Some([-(wq * s), w1 * b.x * s, w2 * b.y * s, w3 * b.z * s])
+}
+
+/// Per particle, the moves [`lift_squeezed_vertices`] sums in a substep and how many contacts sent them; kept
+/// between substeps so that the lift allocates nothing once grown.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lifts {
+    moves: Vec<(Vec3, u32)>,
+}
+
+/// Pre-stabilisation of the squeezed vertices (Macklin et al. 2014, §4.4): before a substep's projection, each
+/// contact whose vertex starts the substep inside the band (gap at x in [0, h), along the normal at x) moves the
+/// vertex and the triangle's corners apart by eq. (8)–(9) towards the gap min(h, gap + [`DEPENETRATION_PER_STEP`]·h),
+/// in x and p alike, so none of the overlap becomes velocity in line (12). The moves are found from x alone and
+/// averaged per particle (a Jacobi step, as Macklin et al. do), and no particle moves further than `reach`
+/// ([`SELF_DEPENETRATION_SPEED`] times the substep): a vertex in many contacts, or a corner of many triangles, is
+/// not moved once per contact. A vertex on the wrong side of its triangle (gap < 0) is lifted towards its side
+/// the same way: held where it was, a soft cloth kept its edges stretched across the crossing. The thickness is `thickness(vertex, first
+/// corner)`, as in [`project_self_contacts_on`], and so are the contacts skipped (at x). Returns how many
+/// particles moved.
+pub(crate) fn lift_squeezed_vertices(
+    (x, p, w): (&mut [Vec3], &mut [Vec3], &[f32]),
+    (triangles, contacts): (&[[u32; 3]], &[SelfContact]),
+    thickness: impl Fn(usize, usize) -> f32,
+    reach: f32,
+    lifts: &mut Lifts,
+) -> usize {
+    let n = x.len().min(p.len()).min(w.len());
+    if contacts.is_empty() || reach.is_nan() || reach <= 0.0 {
+        return 0;
+    }
+    lifts.moves.resize(n, (Vec3::ZERO, 0));
+    let mut touched = 0;
+    for c in contacts {
+        let Some(&tri) = triangles.get(c.triangle as usize) else { continue };
+        let q = c.vertex as usize;
+        let [i1, i2, i3] = tri.map(|i| i as usize);
+        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= n) {
             continue;
         }
-        // Eq. (8)–(9): Δp_j = −k·s·w_j·∇_j C with s = C / Σ w_j |∇_j C|²; value < 0, so q moves along g.
-        let s = k * value / wsum * g;
-        particles.shift(q, -(wq * s));
-        particles.shift(i1, w1 * b.x * s);
-        particles.shift(i2, w2 * b.y * s);
-        particles.shift(i3, w3 * b.z * s);
+        let corners = [x[i1], x[i2], x[i3]];
+        let Some(normal) = unit_normal(corners) else { continue };
+        let g = if c.side < 0.0 { -normal } else { normal };
+        let (gap, h) = ((x[q] - x[i1]).dot(g), thickness(q, i1));
+        let value = (gap - h).max(-DEPENETRATION_PER_STEP * h);
+        if value.is_nan() || value >= 0.0 {
+            continue;
+        }
+        let Some(b) = barycentric(x[q], corners) else { continue };
+        if b.min_element() < -OUTSIDE_TOLERANCE {
+            continue;
+        }
+        let Some(shifts) = contact_shifts(b, [w[q], w[i1], w[i2], w[i3]], value, g) else { continue };
+        for (i, shift) in [q, i1, i2, i3].into_iter().zip(shifts) {
+            let (sum, count) = &mut lifts.moves[i];
+            touched += usize::from(*count == 0);
+            *sum += shift;
+            *count += 1;
+        }
     }
+    if touched == 0 {
+        return 0;
+    }
+    let mut moved = 0;
+    for ((x, p), (sum, count)) in x.iter_mut().zip(p.iter_mut()).zip(&mut lifts.moves) {
+        if *count > 0 {
+            let shift = (*sum / *count as f32).clamp_length_max(reach);
+            *x += shift;
+            *p += shift;
+            moved += usize::from(shift != Vec3::ZERO);
+            (*sum, *count) = (Vec3::ZERO, 0);
+        }
+    }
+    moved
 }
 
 /// Orders `contacts` (sorted by vertex, then triangle) for two threads: a plane across the axis along which
@@ -182,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn vertex_in_band_from_below_is_pushed_down_a_quarter_thickness_per_step() {
+    fn a_vertex_in_the_band_gets_no_closer_and_is_lifted_out_with_no_velocity() {
         let h = 0.01;
         let mut x = static_triangle();
         x[3].z = -0.005;
@@ -191,34 +282,36 @@ mod tests {
         let mut contacts = Vec::new();
         find_self_contacts(&mut SelfContactSearch::default(), &x, &p, &TRI, h, false, &mut contacts);
         assert_eq!(contacts, vec![SelfContact { vertex: 3, triangle: 0, side: -1.0 }]);
-        // it started 0.5 h below, inside the band: this step holds it 0.75 h below, not h
-        let gap = 0.005 + DEPENETRATION_PER_STEP * h;
         let w = [1.0; 4];
         let depth = |p: &[Vec3]| -> f32 {
             let Some(n) = unit_normal([p[0], p[1], p[2]]) else { panic!("degenerate after projection") };
             (p[3] - p[0]).dot(n)
         };
+        // it started 0.5 h below, inside the band: the projection holds it there, not at h
         project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
-        assert!((depth(&p) + gap).abs() < 1e-5, "{} below, not {gap}", -depth(&p));
+        assert!((depth(&p) + 0.005).abs() < 1e-5, "{} below, not 0.5 h", -depth(&p));
         assert!(p[0].z > 0.0 && p[1].z > 0.0 && p[2].z > 0.0, "the triangle moves up");
-        // the next step, starting there, wins another quarter and the one after reaches h, where it stays
-        for expected in [gap + DEPENETRATION_PER_STEP * h, h, h] {
-            let x = p.clone();
-            project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
-            assert!((depth(&p) + expected).abs() < 1e-5, "{} below, not {expected}", -depth(&p));
-        }
         // Half stiffness corrects half the violation.
         let mut half = x.clone();
         half[3].z = 0.003;
         project_self_contacts(&mut half, &x, &[0.0, 0.0, 0.0, 1.0], &TRI, &contacts, h, 0.5);
-        assert!((half[3].z - (0.003 - 0.5 * (0.003 + gap))).abs() < 1e-6, "{}", half[3].z);
+        assert!((half[3].z - (0.003 - 0.5 * 0.008)).abs() < 1e-6, "{}", half[3].z);
+        // at rest there, the next substeps lift it a quarter thickness each up to h, in x and p alike
+        let mut x = p.clone();
+        let mut p = x.clone();
+        for expected in [0.005 + DEPENETRATION_PER_STEP * h, h, h] {
+            let lifted =
+                lift_squeezed_vertices((&mut x, &mut p, &w), (&TRI, &contacts), |_, _| h, 1.0, &mut Lifts::default());
+            assert!((depth(&x) + expected).abs() < 1e-5, "{} below, not {expected}", -depth(&x));
+            assert!(lifted == 4 || expected == h, "{lifted}");
+            assert_eq!(p, x, "the lift gave a velocity");
+        }
     }
 
     #[test]
     fn a_vertex_squeezed_between_two_layers_gains_no_speed() {
-        // a vertex 0.3 h above one triangle and 0.3 h below another: both contacts cannot hold. Pushed to h
-        // alternately it would leave each step at up to h/Δt; the depenetration limit keeps it within a quarter
-        // thickness of where it started, iteration after iteration
+        // a vertex 0.3 h above one triangle and 0.3 h below another: both contacts cannot hold. Pushed out in p
+        // alone it would leave each step at up to h/Δt; lifted in x and p alike it stays between the layers, at rest
         let h = 0.01;
         let mut x = static_triangle();
         x[3].z = 0.003;
@@ -229,9 +322,12 @@ mod tests {
         let w = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
         let mut p = x.clone();
         for _ in 0..20 {
+            // its two lifts cancel: it stays where it is
+            let lifts = &mut Lifts::default();
+            assert_eq!(lift_squeezed_vertices((&mut x, &mut p, &w), (&tris, &contacts), |_, _| h, 1.0, lifts), 0);
             project_self_contacts(&mut p, &x, &w, &tris, &contacts, h, 1.0);
-            // (without the limit: pushed up to h by one and on to 0.4 h below the other, 0.7 h in all)
-            assert!((p[3].z - x[3].z).abs() <= 0.3 * h, "moved {}", p[3].z - x[3].z);
+            assert_eq!(p[3], x[3], "the vertex gained a velocity");
+            assert!((0.0..=0.006).contains(&x[3].z), "it left the layers: {}", x[3].z);
         }
     }
 
@@ -247,10 +343,16 @@ mod tests {
         let before = p.clone();
         project_self_contacts(&mut p, &x, &[1.0; 4], &TRI, &contacts, h, 1.0);
         assert_eq!(p, before);
-        // the same end state reached without turning over (x = p) is a contact that is pushed
-        let x_end = before.clone();
+        // the same state reached without turning over (x = p) is a vertex 5 h on the wrong side: the lift moves it a
+        // quarter thickness back towards its side, in x and p alike, and the projection keeps it from going deeper
+        let mut x_end = before.clone();
+        let lifts = &mut Lifts::default();
+        assert_eq!(lift_squeezed_vertices((&mut x_end, &mut p, &[1.0; 4]), (&TRI, &contacts), |_, _| h, 1.0, lifts), 4);
+        assert_eq!(p, x_end, "the lift gave a velocity");
+        let lifted = before[3] - x_end[3];
+        assert!(lifted.z > 0.0 && lifted.length() <= DEPENETRATION_PER_STEP * h, "{lifted}");
         project_self_contacts(&mut p, &x_end, &[1.0; 4], &TRI, &contacts, h, 1.0);
-        assert!(p[3].distance(before[3]) > 0.01, "{}", p[3]);
+        assert_eq!(p, x_end);
     }
 
     #[test]
@@ -264,14 +366,33 @@ mod tests {
         ];
         let w = [0.5, 2.0, 1.0, 0.25];
         let contacts = [SelfContact { vertex: 3, triangle: 0, side: 1.0 }];
+        let Some(n) = unit_normal([p0[0], p0[1], p0[2]]) else { panic!("degenerate triangle") };
+        let centroid = (p0[0] + p0[1] + p0[2]) / 3.0;
+        // the vertex started the step 2 h above the triangle and its prediction went through it
+        let mut x = p0.clone();
+        x[3] = centroid + 2.0 * h * n;
         let mut p = p0.clone();
-        project_self_contacts(&mut p, &p0, &w, &TRI, &contacts, h, 1.0);
+        project_self_contacts(&mut p, &x, &w, &TRI, &contacts, h, 1.0);
         let moved: f32 = p.iter().zip(&p0).map(|(a, b)| a.distance(*b)).sum();
         assert!(moved > 0.05, "{moved}");
         let linear: Vec3 = p.iter().zip(&p0).zip(&w).map(|((a, b), w)| (*a - *b) / w).sum();
         assert!(linear.length() < 1e-5, "{linear}");
         let angular: Vec3 = p.iter().zip(&p0).zip(&w).map(|((a, b), w)| b.cross(*a - *b) / w).sum();
         assert!(angular.length() < 1e-5, "{angular}");
+        // the lift moves the same masses in x and p: the centre of mass stays, and no velocity is made
+        let mut x = p0.clone();
+        x[3] = centroid + 0.5 * h * n;
+        let mut p = x.clone();
+        let start = x[3];
+        let centre = |x: &[Vec3]| -> Vec3 { x.iter().zip(&w).map(|(x, w)| *x / w).sum() };
+        let before = centre(&x);
+        assert_eq!(
+            lift_squeezed_vertices((&mut x, &mut p, &w), (&TRI, &contacts), |_, _| h, 1.0, &mut Lifts::default()),
+            4
+        );
+        assert!(x[3].distance(start) > 0.001, "{}", x[3]);
+        assert!((centre(&x) - before).length() < 1e-5, "{}", centre(&x) - before);
+        assert_eq!(p, x);
     }
 
     #[test]

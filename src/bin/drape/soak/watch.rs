@@ -14,6 +14,7 @@ use drape::sim::collide::shapes::Shape;
 use drape::sim::integrate::MAX_SPEED;
 use drape::sim::params::Solver;
 use drape::sim::rigid::ClothRigidBody;
+use drape::sim::selfcollide::SELF_DEPENETRATION_SPEED;
 use drape::sim::{SimClock, SimParams, metrics};
 
 /// At most this many violations of one invariant are kept.
@@ -191,9 +192,11 @@ impl StepWatch {
                 );
                 found.push(Violation { invariant: "capped", frame, detail });
             }
-            // a vertex leaving a starting overlap is moved out in x as well, on top of its velocity
+            // a vertex leaving a starting overlap, or squeezed inside its own cloth's self-contact band, is moved
+            // out in x as well, on top of its velocity, at up to the depenetration speed each
             let leaving = if self.leaving.contains(entity) { DEPENETRATION_SPEED } else { 0.0 };
-            let allowed = (carrier + leaving) * elapsed * 1.01 + 1e-3;
+            let lifted = if params.self_collision { SELF_DEPENETRATION_SPEED } else { 0.0 };
+            let allowed = (carrier + leaving + lifted) * elapsed * 1.01 + 1e-3;
             let furthest = invariants::furthest_move(previous, &particles.x);
             if let Some((i, moved)) = furthest {
                 self.worst_move_ratio = self.worst_move_ratio.max(moved / allowed);
