@@ -179,10 +179,12 @@ fn take_contact_impulses(
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,
+    mut pushing: Local<stages::PushingMasses>,
 ) {
     if bodies.is_empty() {
         return;
     }
+    pushing.sum(&cloths, &world, clock.dt);
     for (mut particles, contacts) in &mut cloths {
         for c in &contacts.0 {
             let Some((entity, mass, given)) = stages::contact_momentum(&particles, &world, c, clock.dt) else {
@@ -190,13 +192,13 @@ fn take_contact_impulses(
             };
             let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(entity) else { continue };
             let Some(direction) = given.try_normalize().filter(|_| body.is_dynamic() && mass > 0.0) else { continue };
-            // explicit coupling overshoots where a vertex outweighs the body at that point: the body takes at most
-            // its effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertex's change in
-            // velocity, and the vertex gives the rest back
+            // explicit coupling overshoots where the vertices outweigh the body at that point: the body takes at
+            // most its effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertices'
+            // change in velocity, and each vertex gives the rest back
             let arm = c.point - (position.0 + rotation.0 * center.0);
             let turn = arm.cross(direction);
             let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
-            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / mass).min(1.0);
+            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / pushing.of(c, mass)).min(1.0);
             let impulse = -given * taken;
             let (linear, angular) = impulses.0.entry(entity).or_default();
             *linear += impulse;

@@ -86,17 +86,18 @@ impl ClothRigidBody {
         self.angular_velocity += self.inverse_inertia_times(pose.rotation, torque);
     }
 
-    /// §4.2's impulse back from a cloth vertex of mass `vertex_mass` that a contact or hold at `at` gave
-    /// momentum `given`: the body takes −`given`, but never more than its own effective mass along it could
-    /// take at the vertex's speed change. Explicit coupling overshoots otherwise: a vertex heavier than the body
-    /// at that point would send the body back faster than the vertex was pushed, growing each substep. Returns the
-    /// share of `given` taken, at most 1: the vertex gives the rest back (`give_back`), so momentum is kept.
-    pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, vertex_mass: f32, at: Vec3) -> f32 {
+    /// §4.2's impulse back from a cloth vertex that a contact or hold at `at` gave momentum `given`, pushed by
+    /// `pushing_mass` (the vertex's, or every vertex the body's surface pushed in the substep): the body takes
+    /// −`given`, but never more than its own effective mass along it could take at the vertices' speed change.
+    /// Explicit coupling overshoots otherwise: vertices heavier than the body at that point would send the body
+    /// back faster than they were pushed, growing each substep. Returns the share of `given` taken, at most 1:
+    /// the vertex gives the rest back (`give_back`), so momentum is kept.
+    pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, pushing_mass: f32, at: Vec3) -> f32 {
         let Some(direction) = given.try_normalize() else {
             return 1.0;
         };
         let body_mass = 1.0 / self.inverse_mass_along(pose, at, direction);
-        let taken = (body_mass / vertex_mass).min(1.0);
+        let taken = (body_mass / pushing_mass).min(1.0);
         self.apply_impulse(pose, -given * taken, at);
         taken
     }

@@ -13,6 +13,7 @@ use super::cloth::{
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
+    contact::ContactKind,
     contacts::{
         DEPENETRATION_SPEED, depenetrate, drop_contacts_with_holding_body, generate_contacts, lend_body_masses,
         lift_starts, push_out_of_colliders, return_body_masses,
@@ -343,17 +344,19 @@ pub fn couple_bodies(
     mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
+    mut pushing: Local<PushingMasses>,
     mut timings: ResMut<StageTimings>,
 ) {
     if bodies.is_empty() {
         return;
     }
     let start = Instant::now();
+    pushing.sum(&cloths, &world, clock.dt);
     for (mut particles, contacts) in &mut cloths {
         for c in &contacts.0 {
             let Some((entity, mass, given)) = contact_momentum(&particles, &world, c, clock.dt) else { continue };
             if let Ok((mut body, pose)) = bodies.get_mut(entity) {
-                let taken = body.take_from_vertex(pose, given, mass, c.point);
+                let taken = body.take_from_vertex(pose, given, pushing.of(c, mass), c.point);
                 let Particles { v, mass, w, .. } = &mut *particles;
                 give_back(v, (mass, w), c.vertex, given * (1.0 - taken));
             }
@@ -373,6 +376,43 @@ pub(crate) fn contact_momentum(
     let entity = *world.entities.get(c.collider as usize)?;
     let mass = *particles.mass.get(c.vertex as usize)?;
     Some((entity, mass + c.lent_mass, c.momentum_given(mass, dt)))
+}
+
+/// Per collider, the mass of the cloth vertices its surface contacts pushed in this substep: the mass a body's
+/// impulse back is weighed against ([`ClothRigidBody::take_from_vertex`]). Weighed against each vertex alone,
+/// several vertices meeting a light body in one substep each sent it back as hard as one could, and a 4 g ball
+/// left a heavy sheet faster than it came.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PushingMasses(Vec<f32>);
+
+impl PushingMasses {
+    /// Sums the masses of the vertices each collider's surface contacts gave momentum in `cloths`.
+    pub(crate) fn sum<'a>(
+        &mut self,
+        cloths: impl IntoIterator<Item = (&'a Particles, &'a Contacts)>,
+        world: &CollisionWorld,
+        dt: f32,
+    ) {
+        self.0.clear();
+        self.0.resize(world.entities.len(), 0.0);
+        for (particles, contacts) in cloths {
+            for c in contacts.0.iter().filter(|c| c.kind == ContactKind::Surface) {
+                let Some((_, mass, given)) = contact_momentum(particles, world, c, dt) else { continue };
+                if let Some(total) = self.0.get_mut(c.collider as usize).filter(|_| given != Vec3::ZERO) {
+                    *total += mass;
+                }
+            }
+        }
+    }
+
+    /// The mass contact `c` of a vertex of mass `own` (with what a hold lends it) pushes its body with: for a
+    /// surface contact every vertex its collider pushed in the substep, for a hold the vertex's own.
+    pub(crate) fn of(&self, c: &Contact, own: f32) -> f32 {
+        match c.kind {
+            ContactKind::Surface => self.0.get(c.collider as usize).map_or(own, |total| total.max(own)),
+            ContactKind::Attached => own,
+        }
+    }
 }
 
 /// Before each cloth step: the solver's stiffnesses and compliances follow the materials, and the share of XPBD
