@@ -158,8 +158,11 @@ pub fn find_cloth_contacts(
         let ClothContacts { x, triangles, untangler, contacts, .. } = state;
         untangler.release(x, triangles, contacts);
     }
-    let ClothContacts { x, p, triangles, search, edge_search, edge_contacts, .. } = state;
+    let ClothContacts { x, p, triangles, search, edge_search, edge_contacts, untangler, .. } = state;
     find_edge_contacts(edge_search, search, x, p, triangles, band, params.parallel, edge_contacts);
+    if params.untangle {
+        untangler.release_edges(edge_contacts);
+    }
     timings.add(PbdStage::GenerateCollisions, start);
 }
 

@@ -1,8 +1,9 @@
-//! Cloth against cloth: in the `layers` preset no vertex of one cloth passes through a triangle of another over
-//! 600 frames, torn or not; with the switch off they fall through each other.
+//! Cloth against cloth: in the `layers` preset no vertex of one cloth passes through a triangle of another, and
+//! no edge ends through one, over 1,200 frames; torn, no path crosses over 600 frames; with the switch off they
+//! fall through each other.
 
 use bevy::prelude::*;
-use drape::headless::headless_app;
+use drape::headless::{self, headless_app};
 use drape::scene::desc::SceneDesc;
 use drape::scene::preset;
 use drape::sim::cloth::{ClothMesh, Particles};
@@ -46,8 +47,9 @@ fn count_substep_crossings(cloths: Query<(&Particles, &ClothMesh)>, mut crossing
 }
 
 /// Vertex–triangle crossings between different cloths over `frames` frames of `desc`, substep by substep, or
-/// fewer frames if they reach `enough`.
-fn crossings_between_cloths(desc: SceneDesc, frames: u32, enough: usize) -> usize {
+/// fewer frames if they reach `enough`, and the edges of one cloth through another's triangles at the end (the
+/// headless report's `cloth_crossings`: a crossing the paths did not see, an edge sliding through an edge).
+fn crossings_between_cloths(desc: SceneDesc, frames: u32, enough: usize) -> (usize, usize) {
     let mut app = headless_app(desc);
     app.init_resource::<Crossings>();
     app.add_systems(PbdSubstep, count_substep_crossings.after(PbdStage::VelocityResponse));
@@ -57,7 +59,8 @@ fn crossings_between_cloths(desc: SceneDesc, frames: u32, enough: usize) -> usiz
             break;
         }
     }
-    app.world().resource::<Crossings>().total
+    let pierced = headless::report(app.world_mut(), "", frames).cloth_crossings;
+    (app.world().resource::<Crossings>().total, pierced)
 }
 
 fn layers(cloth_collision: bool) -> SceneDesc {
@@ -66,15 +69,19 @@ fn layers(cloth_collision: bool) -> SceneDesc {
     desc
 }
 
+/// Over 1,200 frames (20 s, long after the sheets settle) no vertex path crosses another cloth and no edge ends
+/// through one: edges of `layers` used to end through the other sheets (6 at frame 600) while the paths crossed
+/// nothing, held there by edge–edge contacts the untangling did not release.
 #[test]
 fn layered_cloths_never_pass_through_each_other() {
-    let with = crossings_between_cloths(layers(true), 600, usize::MAX);
+    let (with, pierced) = crossings_between_cloths(layers(true), 1200, usize::MAX);
     // without, the sheets only need to meet: the count stops at the first crossings
-    let without = crossings_between_cloths(layers(false), 600, 1);
+    let (without, _) = crossings_between_cloths(layers(false), 600, 1);
     println!(
-        "crossings between cloths over 600 frames with cloth_collision: {with}; without, at first contact: {without}"
+        "crossings between cloths over 1200 frames with cloth_collision: {with} ({pierced} edges through at the \
+         end); without, at first contact: {without}"
     );
-    assert_eq!(with, 0, "cloth_collision on");
+    assert_eq!((with, pierced), (0, 0), "cloth_collision on");
     assert!(without > 0, "with the switch off the sheets fall through each other: {without}");
 }
 
@@ -83,7 +90,9 @@ fn torn_layers_never_pass_through_each_other() {
     // the sheets tear where the ball and the table's edge stretch them, and their torn edges are free edges
     let mut desc = layers(true);
     (desc.params.tearing, desc.params.tear_threshold) = (true, 1.3);
-    let crossings = crossings_between_cloths(desc, 600, usize::MAX);
-    println!("crossings between torn cloths over 600 frames: {crossings}");
+    let (crossings, pierced) = crossings_between_cloths(desc, 600, usize::MAX);
+    println!("crossings between torn cloths over 600 frames: {crossings} ({pierced} edges through at the end)");
+    // not yet the edges through at the end: torn strands slide through the other sheets edge past edge, where
+    // only free edges have edge–edge contacts (docs/solvers.md, "Cloth against cloth")
     assert_eq!(crossings, 0);
 }

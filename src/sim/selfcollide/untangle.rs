@@ -26,7 +26,7 @@
 use bevy::math::Vec3;
 
 use super::diagnostics::pierces;
-use super::{SelfContact, corners};
+use super::{EdgeContact, SelfContact, corners};
 
 /// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
 /// graph only when the triangles change (tearing).
@@ -50,6 +50,8 @@ pub(crate) struct Untangler {
     tangled: Vec<bool>,
     /// Per vertex: a corner of a triangle a cut edge pierces.
     pierced: Vec<bool>,
+    /// The last [`Untangler::release`] cut an edge: `tangled` and `pierced` describe its crossing.
+    crossing: bool,
 }
 
 /// No part chosen yet.
@@ -60,6 +62,7 @@ impl Untangler {
     /// docs). Returns the number of tangled vertices.
     pub fn release(&mut self, x: &[Vec3], triangles: &[[u32; 3]], contacts: &mut Vec<SelfContact>) -> usize {
         let n = x.len();
+        self.crossing = false;
         if contacts.is_empty() {
             return 0;
         }
@@ -70,6 +73,7 @@ impl Untangler {
             return 0;
         }
         self.split_pieces(n);
+        self.crossing = true;
         let (tangled, pierced) = (&self.tangled, &self.pierced);
         let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
         contacts.retain(|c| {
@@ -81,6 +85,22 @@ impl Untangler {
             !((flag(tangled, c.vertex) && crossing_triangle) || (on_crossing(c.vertex) && tangled_triangle))
         });
         tangled.iter().filter(|&&t| t).count()
+    }
+
+    /// Drops from `edge_contacts` the pairs on the crossing the last [`Untangler::release`] found, by the rule of
+    /// its vertex–triangle pairs: a tangled end of one edge with an end of the other on the crossing (tangled, or a
+    /// corner of a pierced triangle). Held, they kept crossed cloths crossed: the edges beyond the crossing stayed
+    /// on the far side while the stretch constraints pulled them back. Returns how many were dropped.
+    pub(crate) fn release_edges(&self, edge_contacts: &mut Vec<EdgeContact>) -> usize {
+        if !self.crossing {
+            return 0;
+        }
+        let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
+        let tangled = |edge: [u32; 2]| edge.iter().any(|&v| flag(&self.tangled, v));
+        let on_crossing = |edge: [u32; 2]| tangled(edge) || edge.iter().any(|&v| flag(&self.pierced, v));
+        let before = edge_contacts.len();
+        edge_contacts.retain(|c| !((tangled(c.a) && on_crossing(c.b)) || (on_crossing(c.a) && tangled(c.b))));
+        before - edge_contacts.len()
     }
 
     /// The vertex adjacency (compressed rows, each sorted) and the pieces of `triangles` over `n` vertices.
@@ -324,6 +344,33 @@ mod tests {
         let (left, height) = relax(true);
         assert_eq!(left, 0, "z = {height}");
         assert!(height < LAYER / 2.0, "back under sheet B, by half a thickness: z = {height}");
+    }
+
+    #[test]
+    fn edge_contacts_on_the_crossing_are_released_and_the_others_kept() {
+        let (x, tris, poked) = vertex_through_a_layer();
+        let edge = |a: usize, b: usize| [a.min(b) as u32, a.max(b) as u32];
+        let contact = |a: [u32; 2], b: [u32; 2]| EdgeContact { a, b, s: 0.5, t: 0.5, normal: Vec3::Z, start_gap: 0.0 };
+        // B's vertices: 36 onward, B's vertex 36 + 14 sits half a cell beyond A's poked vertex, above its triangles
+        let (b_near, a_far, b_far) = (36 + 2 * 6 + 2, 4 * 6 + 4, 36 + 5 * 6 + 5);
+        let mut untangler = Untangler::default();
+        // before any crossing was found, nothing is released
+        let mut edges = vec![contact(edge(poked, poked + 1), edge(b_near, b_near + 1))];
+        assert_eq!(untangler.release_edges(&mut edges), 0);
+        let mut contacts = contacts_at(&x, &tris);
+        assert_eq!(untangler.release(&x, &tris, &mut contacts), 1);
+        let holding = contact(edge(poked, poked + 1), edge(b_near, b_near + 1));
+        let far = contact(edge(a_far, a_far + 1), edge(b_far - 1, b_far));
+        let mut edges = vec![holding, far];
+        assert_eq!(untangler.release_edges(&mut edges), 1);
+        assert_eq!(edges, vec![far], "the pair at the poked vertex goes, the one far from the crossing stays");
+        // once untangled, the next release finds no crossing and the edge contacts stay
+        let mut flat = x.clone();
+        flat[poked].z = 0.0;
+        let mut contacts = contacts_at(&flat, &tris);
+        assert_eq!(untangler.release(&flat, &tris, &mut contacts), 0);
+        let mut edges = vec![holding, far];
+        assert_eq!(untangler.release_edges(&mut edges), 0);
     }
 
     #[test]
