@@ -152,10 +152,35 @@ impl Resolution {
     /// further, and the constraints cannot pass that on through the cloth within the substep), and PBD's own
     /// sag ([`pbd_sag`]) under gravity over its hang plus the air over its span is at most 1.
     pub fn resolves(&self, k: f32, rest: &[f32]) -> bool {
-        let l0 = rest.iter().sum::<f32>() / rest.len().max(1) as f32;
+        let l0 = mean(rest);
         let sag = pbd_sag(self.hang, self.gravity, self.dt, k, l0) + pbd_sag(self.span, self.air, self.dt, k, l0);
         !self.inflated && self.travel <= l0 && sag <= 1.0
     }
+
+    /// [`Self::resolves`] for an XPBD cloth of stretch compliance `alpha` (m/N) and `density` (kg/m²): the strain
+    /// its compliance predicts ([`xpbd_strain`]) under gravity and the air over its span is added to the sag of a
+    /// k = 1 cloth (the part the iterations leave, as the paper's solver does). Gravity loads the whole span, not
+    /// only the hang below pins: a cloth resting on a collider carries the weight of its top down its sides (a
+    /// free balloon of 1 m/N on the ground stretched 5.9×).
+    pub fn resolves_compliant(&self, alpha: f32, density: f32, rest: &[f32]) -> bool {
+        let load = self.gravity * self.hang.max(self.span) + self.air * self.span;
+        let strain = xpbd_strain(1.0, load, alpha, density);
+        let l0 = mean(rest);
+        let sag = pbd_sag(self.hang, self.gravity, self.dt, 1.0, l0) + pbd_sag(self.span, self.air, self.dt, 1.0, l0);
+        !self.inflated && self.travel <= l0 && sag + strain <= 1.0
+    }
+}
+
+/// The mean of `values` (0 for none).
+fn mean(values: &[f32]) -> f32 {
+    values.iter().sum::<f32>() / values.len().max(1) as f32
+}
+
+/// The strain XPBD's compliance gives a cloth hanging `hang` metres below its attachments under acceleration `g`:
+/// the top edge of a column carries the weight of the hang / l0 vertices below it, each of mass density · l0²,
+/// and stretches by α times that tension: α · density · hang · g, whatever l0 and the time step.
+pub fn xpbd_strain(hang: f32, g: f32, alpha: f32, density: f32) -> f32 {
+    alpha.max(0.0) * density * hang * g
 }
 
 /// The strain PBD itself gives a cloth hanging `hang` metres below its attachments, with edges of rest length
@@ -181,6 +206,21 @@ pub fn stretch_away_from(x: &[Vec3], edges: &[[u32; 2]], rest: &[f32], shapes: &
 mod tests {
     use super::*;
     use drape::sim::collide::swept::SurfaceHit;
+
+    #[test]
+    fn a_compliant_cloth_is_resolved_while_its_predicted_strain_is_small() {
+        let hanging =
+            Resolution { hang: 1.0, travel: 0.0, gravity: 9.81, span: 1.4, air: 0.0, dt: 1.0 / 960.0, inflated: false };
+        let rest = [0.05; 4];
+        // 1 m of 0.2 kg/m² cloth below its pins: 1e-3 m/N stretches 0.2 %, 1 m/N would be 196 % (over its 1.4 m
+        // span, 275 %)
+        assert!((xpbd_strain(1.0, 9.81, 1e-3, 0.2) - 0.001962).abs() < 1e-7);
+        assert!(hanging.resolves_compliant(1e-3, 0.2, &rest));
+        assert!(!hanging.resolves_compliant(1.0, 0.2, &rest));
+        // a coarse step leaves an inextensible cloth unresolved too, as it does the paper's k = 1
+        let coarse = Resolution { dt: 1.0 / 30.0, ..hanging };
+        assert!(!coarse.resolves_compliant(0.0, 0.2, &rest) && !coarse.resolves(1.0, &rest));
+    }
 
     #[test]
     fn furthest_move_finds_the_jump_and_skips_new_vertices() {

@@ -230,7 +230,7 @@ impl StepWatch {
                 found.push(Violation { invariant: "penetration", frame, detail });
             }
             let (hang, span) = self.hangs.iter().find(|(e, ..)| e == entity).map_or((0.0, 0.0), |(_, h, s)| (*h, *s));
-            let resolved = invariants::Resolution {
+            let resolution = invariants::Resolution {
                 hang,
                 travel: furthest.map_or(0.0, |(_, moved)| moved) / params.substeps as f32,
                 gravity: params.gravity.length(),
@@ -238,17 +238,17 @@ impl StepWatch {
                 air: params.air_drag * wind / material.density,
                 dt: 1.0 / (params.rate_hz * params.substeps as f32),
                 inflated: balloon && params.pressure > 1.0,
-            }
-            .resolves(material.stretch_stiffness, stretch.rest_length());
-            // the bound is the paper's stiff cloth's; under XPBD the compliance, not k, sets the stretch
-            let paper = solver.active(params.solver) == Solver::Pbd;
-            if paper
-                && material.stretch_stiffness >= invariants::STIFF
-                && !params.tearing
-                && held_still
-                && !held_against_motion
-                && !kinematic_cloth
-            {
+            };
+            // the paper's stiff cloth is held to the bound where its k resolves it; under XPBD the compliance,
+            // not k, sets the stretch, so any XPBD cloth is, where its predicted strain is small
+            let (checked, resolved) = if solver.active(params.solver) == Solver::Pbd {
+                let k = material.stretch_stiffness;
+                (k >= invariants::STIFF, resolution.resolves(k, stretch.rest_length()))
+            } else {
+                let (alpha, density) = (material.stretch_compliance, material.density);
+                (true, resolution.resolves_compliant(alpha, density, stretch.rest_length()))
+            };
+            if checked && !params.tearing && held_still && !held_against_motion && !kinematic_cloth {
                 if !resolved {
                     self.unresolved_stretch_checks += 1;
                 } else {
