@@ -63,12 +63,7 @@ pub(crate) fn project_self_contacts_on(
     let k = k.min(1.0);
     let n = particles.len().min(x.len());
     for c in contacts {
-        let Some(&tri) = triangles.get(c.triangle as usize) else { continue };
-        let q = c.vertex as usize;
-        let [i1, i2, i3] = tri.map(|i| i as usize);
-        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= n) {
-            continue;
-        }
+        let Some((q, [i1, i2, i3])) = contact_indices(c, triangles, n) else { continue };
         let (pq, p1, p2, p3) = (particles.p(q), particles.p(i1), particles.p(i2), particles.p(i3));
         let Some(normal) = unit_normal([p1, p2, p3]) else { continue };
         let g = if c.side < 0.0 { -normal } else { normal };
@@ -94,6 +89,15 @@ pub(crate) fn project_self_contacts_on(
             particles.shift(i, shift);
         }
     }
+}
+
+/// The vertex and triangle corners of contact `c` among `n` particles; `None` for a triangle out of range, a
+/// vertex of its own triangle or an index from `n` on.
+#[inline(always)]
+fn contact_indices(c: &SelfContact, triangles: &[[u32; 3]], n: usize) -> Option<(usize, [usize; 3])> {
+    let tri = triangles.get(c.triangle as usize)?;
+    let (q, corners) = (c.vertex as usize, tri.map(|i| i as usize));
+    (!tri.contains(&c.vertex) && q < n && corners.iter().all(|&i| i < n)).then_some((q, corners))
 }
 
 /// Eq. (8)–(9) for one contact with violation `value` < 0 along the unit direction `g` from the triangle to the
@@ -144,12 +148,7 @@ pub(crate) fn lift_squeezed_vertices(
     lifts.moves.resize(n, (Vec3::ZERO, 0));
     let mut touched = 0;
     for c in contacts {
-        let Some(&tri) = triangles.get(c.triangle as usize) else { continue };
-        let q = c.vertex as usize;
-        let [i1, i2, i3] = tri.map(|i| i as usize);
-        if tri.contains(&c.vertex) || [q, i1, i2, i3].iter().any(|&i| i >= n) {
-            continue;
-        }
+        let Some((q, [i1, i2, i3])) = contact_indices(c, triangles, n) else { continue };
         let corners = [x[i1], x[i2], x[i3]];
         let Some(normal) = unit_normal(corners) else { continue };
         let g = if c.side < 0.0 { -normal } else { normal };
