@@ -35,7 +35,7 @@ use avian3d::prelude::{
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use crate::sim::cloth::{BodyAttachment, BodyAttachments, Cloth, ClothCollider, Contacts, Particles};
+use crate::sim::cloth::{BodyAttachment, BodyAttachments, Cloth, ClothCollider, Particles};
 use crate::sim::collide::shapes::Shape;
 use crate::sim::collide::swept::SweptCollider;
 use crate::sim::colliders::ExternalColliders;
@@ -174,37 +174,40 @@ type AvianBodyView = (
 /// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
-    mut cloths: Query<(&mut Particles, &Contacts)>,
+    mut cloths: Query<stages::CoupledCloth>,
     bodies: Query<AvianBodyView, Without<ClothCollider>>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,
     mut pushing: Local<stages::PushingMasses>,
+    mut found: Local<Vec<stages::Push>>,
 ) {
     if bodies.is_empty() {
         return;
     }
     pushing.sum(&cloths, &world, clock.dt);
-    for (mut particles, contacts) in &mut cloths {
-        for c in &contacts.0 {
-            let Some((entity, mass, given)) = stages::contact_momentum(&particles, &world, c, clock.dt) else {
+    for (mut particles, contacts, features) in &mut cloths {
+        found.clear();
+        found.extend(stages::collider_pushes(&particles, (contacts, features), &world, clock.dt));
+        for push in found.iter() {
+            let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(push.entity) else {
                 continue;
             };
-            let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(entity) else { continue };
-            let Some(direction) = given.try_normalize().filter(|_| body.is_dynamic() && mass > 0.0) else { continue };
+            let usable = body.is_dynamic() && push.mass > 0.0;
+            let Some(direction) = push.given.try_normalize().filter(|_| usable) else { continue };
             // explicit coupling overshoots where the vertices outweigh the body at that point: the body takes at
             // most its effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertices'
             // change in velocity, and each vertex gives the rest back
-            let arm = c.point - (position.0 + rotation.0 * center.0);
+            let arm = push.point - (position.0 + rotation.0 * center.0);
             let turn = arm.cross(direction);
             let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
-            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / pushing.of(c, mass)).min(1.0);
-            let impulse = -given * taken;
-            let (linear, angular) = impulses.0.entry(entity).or_default();
+            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / pushing.of(push)).min(1.0);
+            let impulse = -push.given * taken;
+            let (linear, angular) = impulses.0.entry(push.entity).or_default();
             *linear += impulse;
             *angular += arm.cross(impulse);
             let Particles { v, mass, w, .. } = &mut *particles;
-            give_back(v, (mass, w), c.vertex, given * (1.0 - taken));
+            give_back(v, (mass, w), push.vertex, push.given * (1.0 - taken));
         }
     }
 }

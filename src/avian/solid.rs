@@ -5,14 +5,15 @@
 use std::fmt;
 use std::sync::Arc;
 
+use avian3d::parry::bounding_volume::Aabb;
 use avian3d::parry::math::Pose;
 use avian3d::parry::query::{Ray, ShapeCastOptions, ShapeCastStatus, cast_shapes};
 use avian3d::parry::shape::{Ball, SharedShape};
 use bevy::math::Vec3;
 
-use crate::sim::collide::general::{GeneralShape, SolidQueries};
+use crate::sim::collide::features::FeatureEdge;
+use crate::sim::collide::general::{GeneralShape, SolidQueries, mesh_feature_edges, scan_edges_near};
 use crate::sim::collide::shapes::Shape;
-use crate::sim::selfcollide::unique_edges;
 
 /// The cloth's shape of an Avian collider, in the collider's own frame (scale applied).
 pub fn cloth_shape(shape: &SharedShape) -> Shape {
@@ -25,52 +26,81 @@ pub fn cloth_shape(shape: &SharedShape) -> Shape {
     } else if let Some(half_space) = shape.as_halfspace() {
         Shape::Plane { point: Vec3::ZERO, normal: half_space.normal }
     } else {
-        Shape::General(GeneralShape::new(Arc::new(ParrySolid(shape.clone()))))
+        Shape::General(GeneralShape::new(Arc::new(ParrySolid::new(shape.clone()))))
     }
 }
 
 /// A parry shape answering the cloth's queries. A triangle mesh has an inside only when it was built with
 /// pseudo-normals (`TrimeshFlags::ORIENTED`); otherwise it is a shell.
 #[derive(Clone)]
-pub struct ParrySolid(pub SharedShape);
+pub struct ParrySolid {
+    /// The shape.
+    pub shape: SharedShape,
+    /// Its straight edges with their outward directions, found once.
+    edges: Vec<FeatureEdge>,
+    /// For a triangle mesh, the indices into `edges` of each triangle's three edges.
+    triangle_edges: Vec<[u32; 3]>,
+}
+
+impl ParrySolid {
+    /// `shape` with its edges: a triangle mesh's or a convex hull's, none for any other shape.
+    pub fn new(shape: SharedShape) -> Self {
+        let (edges, triangle_edges) = if let Some(mesh) = shape.as_trimesh() {
+            mesh_feature_edges(mesh.vertices(), mesh.indices())
+        } else if let Some(hull) = shape.as_convex_polyhedron() {
+            let at = |i: u32| hull.points().get(i as usize).copied();
+            let edges = hull.edges().iter();
+            let edges =
+                edges.filter_map(|e| Some(FeatureEdge { ends: [at(e.vertices[0])?, at(e.vertices[1])?], radius: 0.0 }));
+            (edges.collect(), Vec::new())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Self { shape, edges, triangle_edges }
+    }
+}
 
 impl fmt::Debug for ParrySolid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ParrySolid({:?})", self.0.shape_type())
+        write!(f, "ParrySolid({:?})", self.shape.shape_type())
     }
 }
 
 impl SolidQueries for ParrySolid {
     fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3) {
         // the projection with a feature is the one that reads a triangle mesh's pseudo-normals for its inside
-        let (projection, feature) = self.0.project_local_point_and_get_feature(q);
+        let (projection, feature) = self.shape.project_local_point_and_get_feature(q);
         let away = q - projection.point;
         let normal = if away.length_squared() > 1e-12 {
             if projection.is_inside { -away } else { away }.normalize()
         } else {
-            self.0.feature_normal_at_point(feature, projection.point).unwrap_or(Vec3::Y)
+            self.shape.feature_normal_at_point(feature, projection.point).unwrap_or(Vec3::Y)
         };
         (projection.point, projection.is_inside, normal)
     }
 
-    fn edges(&self) -> Vec<[Vec3; 2]> {
-        if let Some(mesh) = self.0.as_trimesh() {
-            let at = |i: u32| mesh.vertices().get(i as usize).copied();
-            unique_edges(mesh.indices()).into_iter().filter_map(|[a, b]| Some([at(a)?, at(b)?])).collect()
-        } else if let Some(hull) = self.0.as_convex_polyhedron() {
-            let at = |i: u32| hull.points().get(i as usize).copied();
-            hull.edges().iter().filter_map(|e| Some([at(e.vertices[0])?, at(e.vertices[1])?])).collect()
-        } else {
-            Vec::new()
+    fn edges(&self) -> &[FeatureEdge] {
+        &self.edges
+    }
+
+    fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
+        // a triangle mesh's own tree finds the triangles near the box, and with them their edges
+        let Some(mesh) = self.shape.as_trimesh().filter(|m| m.indices().len() == self.triangle_edges.len()) else {
+            return scan_edges_near(&self.edges, min, max, f);
+        };
+        for t in mesh.bvh().intersect_aabb(&Aabb::new(min, max)) {
+            if let Some(edges) = self.triangle_edges.get(t as usize) {
+                edges.iter().for_each(|&e| f(e));
+            }
         }
     }
 
     fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3)> {
         if radius <= 0.0 {
-            if self.0.contains_local_point(a) {
+            if self.shape.contains_local_point(a) {
                 return None;
             }
-            let hit = self.0.cast_local_ray_and_get_normal(&Ray::new(a, b - a), 1.0, true)?;
+            let hit = self.shape.cast_local_ray_and_get_normal(&Ray::new(a, b - a), 1.0, true)?;
             return Some((hit.time_of_impact, hit.normal));
         }
         let options = ShapeCastOptions {
@@ -80,9 +110,10 @@ impl SolidQueries for ParrySolid {
             compute_impact_geometry_on_penetration: false,
         };
         let ball = Ball::new(radius);
-        let hit = cast_shapes(&Pose::from_translation(a), b - a, &ball, &Pose::IDENTITY, Vec3::ZERO, &*self.0, options)
-            .ok()
-            .flatten()?;
+        let hit =
+            cast_shapes(&Pose::from_translation(a), b - a, &ball, &Pose::IDENTITY, Vec3::ZERO, &*self.shape, options)
+                .ok()
+                .flatten()?;
         if hit.status != ShapeCastStatus::PenetratingOrWithinTargetDist {
             return Some((hit.time_of_impact, hit.normal2));
         }
@@ -93,7 +124,7 @@ impl SolidQueries for ParrySolid {
     }
 
     fn aabb(&self) -> (Vec3, Vec3) {
-        let aabb = self.0.compute_local_aabb();
+        let aabb = self.shape.compute_local_aabb();
         (aabb.mins, aabb.maxs)
     }
 }
@@ -150,7 +181,7 @@ mod tests {
     #[test]
     fn a_mesh_cube_has_the_edges_of_its_triangles_each_once() {
         let Shape::General(mesh) = cloth_shape(&cube()) else { panic!("a mesh is a general shape") };
-        let edges: Vec<_> = mesh.edges().collect();
+        let edges: Vec<_> = mesh.feature_edges().map(|e| e.ends).collect();
         // twelve box edges and a diagonal across each of the six faces
         assert_eq!(edges.len(), 18);
         let lengths = |l: f32| edges.iter().filter(|[a, b]| (a.distance(*b) - l).abs() < 1e-5).count();

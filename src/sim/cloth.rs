@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::collide::contact::{Contact, ContactKind};
 use super::collide::contacts::Overlaps;
+pub use super::collide::features::{FeatureContact, FeatureSearch};
 use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
 use super::constraints::bend::{Folds, dihedral_angle};
@@ -132,6 +133,16 @@ pub struct BodyAttachment {
 /// The collision constraints of the current step, cleared and refilled each step (capacity is kept).
 #[derive(Component, Clone, Debug, Default)]
 pub struct Contacts(pub Vec<Contact>);
+
+/// The colliders' edges and corners against the cloth's triangles in the current substep (§4.2,
+/// [`features`](super::collide::features)); refilled in place.
+#[derive(Component, Clone, Debug, Default)]
+pub struct FeatureContacts {
+    /// The constraints of the substep.
+    pub contacts: Vec<FeatureContact>,
+    /// The search's scratch.
+    pub search: FeatureSearch,
+}
 
 /// What is left of the overlaps a cloth started with inside still colliders: how deep each vertex may still be,
 /// measured in the cloth's first substep and shrinking as it leaves at [`DEPENETRATION_SPEED`] (see
@@ -397,7 +408,7 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
 /// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
-#[require(ProjectionPlan, Contacts, SelfCollision, StartingOverlaps, CappedMoves)]
+#[require(ProjectionPlan, Contacts, FeatureContacts, SelfCollision, StartingOverlaps, CappedMoves)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,

@@ -6,6 +6,7 @@
 use bevy::prelude::*;
 
 use super::cloth::{ClothCollider, PreviousPose};
+use super::collide::features::ColliderFeatures;
 use super::collide::shapes::Shape;
 use super::collide::{ColliderMotion, ColliderShape, contacts, path_length, point_along, swept};
 use super::constraints::attach::{periodic_phase, turned};
@@ -76,6 +77,8 @@ pub struct CollisionWorld {
     pub entities: Vec<Entity>,
     /// Scratch of the parallel contact search ([`contacts::generate_contacts`]).
     pub slices: SliceOutputs<contacts::SliceContacts>,
+    /// Every collider's edges, for the feature contacts (§4.2).
+    pub features: ColliderFeatures,
 }
 
 impl CollisionWorld {
@@ -111,6 +114,11 @@ impl CollisionWorld {
         if let Some(external) = external {
             self.colliders.extend(external.colliders.iter().cloned());
             self.entities.extend(&external.entities);
+        }
+        if params.collider_edges {
+            self.features.refill(&self.colliders);
+        } else {
+            self.features.refill(&[]);
         }
     }
 }

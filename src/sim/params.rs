@@ -65,6 +65,10 @@ pub struct SimParams {
     /// Stretch ratio l/l0 at which an edge tears (§5): [`knobs::TEAR_THRESHOLD`].
     #[serde(deserialize_with = "crate::validate::tear_threshold")]
     pub tear_threshold: f32,
+    /// The colliders' edges and corners against the cloths' triangles (§4.2), on top of the vertex contacts: a
+    /// box corner or a mesh edge cannot poke between three vertices. Default off (it costs a search per
+    /// substep; docs/collisions.md).
+    pub collider_edges: bool,
     /// Self-collision of every cloth (§4.3): vertex–triangle constraints eq. (13) keeping the cloth thickness h.
     /// Default off.
     pub self_collision: bool,
@@ -112,6 +116,7 @@ impl Default for SimParams {
             restitution: knobs::RESTITUTION.default,
             tearing: false,
             tear_threshold: knobs::TEAR_THRESHOLD.default,
+            collider_edges: false,
             self_collision: false,
             untangle: true,
             pressure: knobs::PRESSURE.default,

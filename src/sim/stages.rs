@@ -8,8 +8,8 @@ use bevy::prelude::*;
 
 use super::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, ClothCollider, ClothMaterial, ClothMesh,
-    ClothSolver, Contact, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision, SolverStiffness,
-    StartingOverlaps, StretchConstraints,
+    ClothSolver, Contact, Contacts, FeatureContacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
+    SolverStiffness, StartingOverlaps, StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
@@ -18,6 +18,7 @@ use super::collide::{
         DEPENETRATION_SPEED, depenetrate, drop_contacts_with_holding_body, generate_contacts, lend_body_masses,
         lift_starts, push_out_of_colliders, return_body_masses,
     },
+    features::{FeatureCloth, find_feature_contacts},
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
@@ -116,9 +117,13 @@ pub fn move_bodies(
 /// What line (8) reads of a collider entity: its shape, pose and pose at the start of the substep.
 type SceneCollider = (Entity, &'static ClothCollider, &'static Transform, Option<&'static PreviousPose>);
 
-/// Line (8): collision constraints against every collider swept over the substep (§3.4).
+/// What line (8) reads of a cloth: its particles, material and mesh.
+type CollidingCloth = (&'static Particles, &'static ClothMaterial, &'static ClothMesh);
+
+/// Line (8): collision constraints against every collider swept over the substep (§3.4), and its edges against
+/// the cloth's triangles (§4.2).
 pub fn generate_collisions(
-    mut cloths: Query<(&Particles, &mut Contacts, &ClothMaterial, &mut StartingOverlaps, &BodyAttachments)>,
+    mut cloths: Query<(CollidingCloth, &mut Contacts, &mut FeatureContacts, &mut StartingOverlaps, &BodyAttachments)>,
     colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -128,11 +133,15 @@ pub fn generate_collisions(
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
-    for (particles, mut contacts, material, mut overlaps, holds) in &mut cloths {
+    for ((particles, material, mesh), mut contacts, mut features, mut overlaps, holds) in &mut cloths {
         let Particles { x, p, v, w, .. } = particles;
-        let CollisionWorld { colliders, slices, .. } = &mut *world;
+        let CollisionWorld { colliders, slices, features: edges, .. } = &mut *world;
         let search = (slices, params.parallel);
         generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
+        let cloth = FeatureCloth { x, p, w, triangles: &mesh.triangles };
+        // with `collider_edges` off the features are empty and this finds nothing
+        let FeatureContacts { contacts: found, search } = &mut *features;
+        find_feature_contacts(cloth, (colliders, edges), (material.thickness, clock.dt), found, search);
         // a vertex a body holds is where its body puts it
         let held = |vertex: u32| holds.0.iter().any(|a| a.vertex == vertex);
         depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0, held);
@@ -188,7 +197,7 @@ type ProjectedCloth = (
     &'static mut Particles,
     (&'static StretchConstraints, &'static BendConstraints, &'static mut ProjectionPlan),
     (&'static ClothMesh, &'static SelfCollision, Option<&'static mut Balloon>),
-    &'static mut Contacts,
+    (&'static mut Contacts, &'static mut FeatureContacts),
     (&'static SolverStiffness, &'static mut ClothSolver),
 );
 
@@ -229,7 +238,7 @@ pub fn project(
         mut particles,
         (stretch, bend, mut plan),
         (mesh, self_collision, balloon),
-        mut contacts,
+        (mut contacts, mut features),
         (stiffness, solver),
     ) in &mut cloths
     {
@@ -266,7 +275,8 @@ pub fn project(
             ..ClothConstraints::internal(stretch, bend, &plan)
         };
         let multipliers = &mut solver.multipliers;
-        let scratch = ProjectionScratch { contacts: &mut contacts.0, volume_gradient, multipliers };
+        let features = &mut features.contacts;
+        let scratch = ProjectionScratch { contacts: &mut contacts.0, features, volume_gradient, multipliers };
         project_constraints(p, x, w, cloth, scratch, settings);
     }
     timings.add(PbdStage::Project, start);
@@ -340,11 +350,12 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 /// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep; what it cannot take (a vertex that
 /// outweighs it there) the vertex gives back.
 pub fn couple_bodies(
-    mut cloths: Query<(&mut Particles, &Contacts)>,
+    mut cloths: Query<CoupledCloth>,
     mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
     mut pushing: Local<PushingMasses>,
+    mut found: Local<Vec<Push>>,
     mut timings: ResMut<StageTimings>,
 ) {
     if bodies.is_empty() {
@@ -352,30 +363,66 @@ pub fn couple_bodies(
     }
     let start = Instant::now();
     pushing.sum(&cloths, &world, clock.dt);
-    for (mut particles, contacts) in &mut cloths {
-        for c in &contacts.0 {
-            let Some((entity, mass, given)) = contact_momentum(&particles, &world, c, clock.dt) else { continue };
-            if let Ok((mut body, pose)) = bodies.get_mut(entity) {
-                let taken = body.take_from_vertex(pose, given, pushing.of(c, mass), c.point);
+    for (mut particles, contacts, features) in &mut cloths {
+        found.clear();
+        found.extend(collider_pushes(&particles, (contacts, features), &world, clock.dt));
+        for push in found.iter() {
+            if let Ok((mut body, pose)) = bodies.get_mut(push.entity) {
+                let taken = body.take_from_vertex(pose, push.given, pushing.of(push), push.point);
                 let Particles { v, mass, w, .. } = &mut *particles;
-                give_back(v, (mass, w), c.vertex, given * (1.0 - taken));
+                give_back(v, (mass, w), push.vertex, push.given * (1.0 - taken));
             }
         }
     }
     timings.add(PbdStage::VelocityResponse, start);
 }
 
-/// A collider contact of the substep as §4.2's coupling reads it: the collider's entity, the vertex's mass (with
-/// what a hold's body lends it) and the momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex.
-pub(crate) fn contact_momentum(
-    particles: &Particles,
-    world: &CollisionWorld,
-    c: &Contact,
+/// What §4.2's coupling reads of a cloth: its particles and its collider contacts of the substep.
+pub(crate) type CoupledCloth = (&'static mut Particles, &'static Contacts, &'static FeatureContacts);
+
+/// One cloth vertex's part in a collider contact of the substep, as §4.2's coupling reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Push {
+    /// The collider's entity.
+    pub entity: Entity,
+    /// The collider's index in the substep's `CollisionWorld`.
+    pub collider: u32,
+    /// The cloth vertex.
+    pub vertex: u32,
+    /// The vertex's mass, with what a hold's body lends it, kg.
+    pub mass: f32,
+    /// The momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex.
+    pub given: Vec3,
+    /// Where the collider takes the opposite.
+    pub point: Vec3,
+    /// Whether the collider's surface pushed (a surface or feature contact) rather than held the vertex.
+    pub surface: bool,
+}
+
+/// Every vertex's part in the collider contacts of one cloth in this substep: the vertex contacts and holds, then
+/// the three vertices of each feature contact (the body takes their momentum at its feature point).
+pub(crate) fn collider_pushes<'a>(
+    particles: &'a Particles,
+    (contacts, features): (&'a Contacts, &'a FeatureContacts),
+    world: &'a CollisionWorld,
     dt: f32,
-) -> Option<(Entity, f32, Vec3)> {
-    let entity = *world.entities.get(c.collider as usize)?;
-    let mass = *particles.mass.get(c.vertex as usize)?;
-    Some((entity, mass + c.lent_mass, c.momentum_given(mass, dt)))
+) -> impl Iterator<Item = Push> + 'a {
+    let entity = |k: u32| world.entities.get(k as usize).copied();
+    let mass = |i: u32| particles.mass.get(i as usize).copied();
+    let of_contacts = contacts.0.iter().filter_map(move |c| {
+        let (entity, own) = (entity(c.collider)?, mass(c.vertex)?);
+        let surface = c.kind == ContactKind::Surface;
+        let (collider, vertex, point, given) = (c.collider, c.vertex, c.point, c.momentum_given(own, dt));
+        Some(Push { entity, collider, vertex, mass: own + c.lent_mass, given, point, surface })
+    });
+    let of_features = features.contacts.iter().flat_map(move |c| {
+        c.vertices.into_iter().zip(c.moved).filter_map(move |(vertex, moved)| {
+            let (entity, mass) = (entity(c.collider)?, mass(vertex)?);
+            let (collider, point, given) = (c.collider, c.point, moved * (mass / dt));
+            Some(Push { entity, collider, vertex, mass, given, point, surface: true })
+        })
+    });
+    of_contacts.chain(of_features)
 }
 
 /// Per collider, the mass of the cloth vertices its surface contacts pushed in this substep: the mass a body's
@@ -386,31 +433,25 @@ pub(crate) fn contact_momentum(
 pub(crate) struct PushingMasses(Vec<f32>);
 
 impl PushingMasses {
-    /// Sums the masses of the vertices each collider's surface contacts gave momentum in `cloths`.
-    pub(crate) fn sum<'a>(
-        &mut self,
-        cloths: impl IntoIterator<Item = (&'a Particles, &'a Contacts)>,
-        world: &CollisionWorld,
-        dt: f32,
-    ) {
+    /// Sums the masses of the vertices each collider's surface and feature contacts gave momentum in `cloths`.
+    pub(crate) fn sum(&mut self, cloths: &Query<CoupledCloth>, world: &CollisionWorld, dt: f32) {
         self.0.clear();
         self.0.resize(world.entities.len(), 0.0);
-        for (particles, contacts) in cloths {
-            for c in contacts.0.iter().filter(|c| c.kind == ContactKind::Surface) {
-                let Some((_, mass, given)) = contact_momentum(particles, world, c, dt) else { continue };
-                if let Some(total) = self.0.get_mut(c.collider as usize).filter(|_| given != Vec3::ZERO) {
-                    *total += mass;
+        for (particles, contacts, features) in cloths {
+            for push in collider_pushes(particles, (contacts, features), world, dt) {
+                if let Some(total) = self.0.get_mut(push.collider as usize).filter(|_| push.surface) {
+                    *total += if push.given != Vec3::ZERO { push.mass } else { 0.0 };
                 }
             }
         }
     }
 
-    /// The mass contact `c` of a vertex of mass `own` (with what a hold lends it) pushes its body with: for a
-    /// surface contact every vertex its collider pushed in the substep, for a hold the vertex's own.
-    pub(crate) fn of(&self, c: &Contact, own: f32) -> f32 {
-        match c.kind {
-            ContactKind::Surface => self.0.get(c.collider as usize).map_or(own, |total| total.max(own)),
-            ContactKind::Attached => own,
+    /// The mass `push` pushes its body with: for a surface every vertex its collider pushed in the substep, for
+    /// a hold the vertex's own (with what the body lends it).
+    pub(crate) fn of(&self, push: &Push) -> f32 {
+        match push.surface {
+            true => self.0.get(push.collider as usize).map_or(push.mass, |total| total.max(push.mass)),
+            false => push.mass,
         }
     }
 }

@@ -8,6 +8,7 @@ mod common;
 
 mod avian;
 mod cloth_collision;
+mod collider_edges;
 mod headless;
 mod interaction;
 mod layers;

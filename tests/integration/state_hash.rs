@@ -17,7 +17,7 @@ const PINNED: [(&str, &str); 12] = [
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "804c0c356064f75b"),
     ("sphere_drape", "4f22e44a6b1fe84e"),
-    ("tablecloth", "91ca05d77cb89769"),
+    ("tablecloth", "b9c2337ce2680710"),
     ("tethers", "69cedca79dbd920c"),
 ];
 
@@ -25,8 +25,8 @@ const PINNED: [(&str, &str); 12] = [
 /// bodies, and only it has mesh colliders (issue 26).
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
-    ("mannequin", "15fef93de0f50baa"),
-    ("pile", "b43debff4f35602d"),
+    ("mannequin", "da4ff0a7b9904612"),
+    ("pile", "c3fb31aa0979c17c"),
     ("stripes", "8e08235f7dfbeb72"),
     ("tearing", "8d337893afc60e7d"),
 ];

@@ -22,10 +22,33 @@ pub trait SolidQueries: Send + Sync + fmt::Debug {
     /// The axis-aligned box (min, max) around the solid.
     fn aabb(&self) -> (Vec3, Vec3);
 
-    /// The solid's straight edges, each once (a triangle mesh's or a convex hull's), for counting the cloth
-    /// triangles they pierce; none for a solid without any.
-    fn edges(&self) -> Vec<[Vec3; 2]> {
-        Vec::new()
+    /// The solid's straight edges, each once (a triangle mesh's or a convex hull's): what the cloth's triangles
+    /// are kept off (`features`); none for a solid without any.
+    fn edges(&self) -> &[FeatureEdge] {
+        &[]
+    }
+
+    /// Calls `f` with the index into [`Self::edges`] of every edge whose box overlaps `min`–`max` (and maybe
+    /// of others, or twice); this default scans them all.
+    fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
+        scan_edges_near(self.edges(), min, max, f);
+    }
+}
+
+/// A straight edge of a solid, in some frame: its ends and how far the solid reaches beyond it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FeatureEdge {
+    /// The two ends.
+    pub ends: [Vec3; 2],
+    /// How far the solid reaches beyond the edge, metres (a capsule's radius, a grown shape's margin).
+    pub radius: f32,
+}
+
+impl FeatureEdge {
+    /// The edge moved by `pose`.
+    pub fn placed(&self, pose: &Isometry3d) -> Self {
+        let at = |q: Vec3| Vec3::from(pose.transform_point(q));
+        Self { ends: self.ends.map(at), radius: self.radius }
     }
 }
 
@@ -70,9 +93,20 @@ impl GeneralShape {
         self.rotation * q + self.translation
     }
 
-    /// The solid's edges ([`SolidQueries::edges`]), placed.
-    pub fn edges(&self) -> impl Iterator<Item = [Vec3; 2]> + '_ {
-        self.solid.edges().into_iter().map(|edge| edge.map(|q| self.placed_point(q)))
+    /// [`SolidQueries::edges_near`] for the box `min`–`max` in the shape's frame.
+    pub fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
+        // the box seen from the solid's frame, grown by the margin the edges reach beyond it
+        let (center, half) = (self.solid_point((min + max) * 0.5), (max - min) * 0.5);
+        let axes = bevy::math::Mat3::from_quat(self.rotation.inverse());
+        let half = axes.x_axis.abs() * half.x + axes.y_axis.abs() * half.y + axes.z_axis.abs() * half.z;
+        let half = half + Vec3::splat(self.margin);
+        self.solid.edges_near(center - half, center + half, f);
+    }
+
+    /// The solid's edges ([`SolidQueries::edges`]), placed, reaching as far as the shape is grown.
+    pub fn feature_edges(&self) -> impl Iterator<Item = FeatureEdge> + '_ {
+        let pose = Isometry3d::new(self.translation, self.rotation);
+        self.solid.edges().iter().map(move |e| FeatureEdge { radius: e.radius + self.margin, ..e.placed(&pose) })
     }
 
     /// The corners of the solid's box, placed.
@@ -124,6 +158,42 @@ impl GeneralShape {
         let (t, normal) = self.solid.sweep(from, to, self.margin)?;
         Some((a + (b - a) * t, self.rotation * normal))
     }
+}
+
+/// Calls `f` with the index of every edge of `edges` whose box, grown by its radius, overlaps `min`–`max`.
+pub fn scan_edges_near(edges: &[FeatureEdge], min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
+    for (k, e) in edges.iter().enumerate() {
+        let r = Vec3::splat(e.radius);
+        let (lo, hi) = (e.ends[0].min(e.ends[1]) - r, e.ends[0].max(e.ends[1]) + r);
+        if lo.cmple(max).all() && min.cmple(hi).all() {
+            f(k as u32);
+        }
+    }
+}
+
+/// Every edge of the triangle mesh `triangles` over `vertices` once, and for each triangle the indices of its
+/// three edges.
+#[cfg(any(feature = "avian", test))]
+pub fn mesh_feature_edges(vertices: &[Vec3], triangles: &[[u32; 3]]) -> (Vec<FeatureEdge>, Vec<[u32; 3]>) {
+    let at = |i: u32| vertices.get(i as usize).copied();
+    // (edge, triangle, side of the triangle)
+    let mut sides: Vec<([u32; 2], usize, usize)> = Vec::with_capacity(triangles.len() * 3);
+    for (t, &[a, b, c]) in triangles.iter().enumerate() {
+        for (side, [i, j]) in [[a, b], [b, c], [c, a]].into_iter().enumerate() {
+            sides.push(([i.min(j), i.max(j)], t, side));
+        }
+    }
+    sides.sort_unstable();
+    let (mut edges, mut triangle_edges) = (Vec::new(), vec![[0u32; 3]; triangles.len()]);
+    for run in sides.chunk_by(|l, r| l.0 == r.0) {
+        let [i, j] = run[0].0;
+        let (Some(a), Some(b)) = (at(i), at(j)) else { continue };
+        for &(_, t, side) in run {
+            triangle_edges[t][side] = edges.len() as u32;
+        }
+        edges.push(FeatureEdge { ends: [a, b], radius: 0.0 });
+    }
+    (edges, triangle_edges)
 }
 
 #[cfg(test)]

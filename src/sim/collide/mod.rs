@@ -4,6 +4,7 @@
 
 pub mod contact;
 pub(crate) mod contacts;
+pub mod features;
 pub(crate) mod general;
 pub(crate) mod pinch;
 pub(crate) mod response;

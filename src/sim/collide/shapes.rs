@@ -78,25 +78,6 @@ pub(crate) fn box_corner_sign(k: u32) -> Vec3 {
 }
 
 impl Shape {
-    /// The solid's straight edges, which no cloth triangle should be crossed by: a box's twelve edges, a
-    /// capsule's axis (cloth across it has passed through the capsule's core), a general solid's own edges;
-    /// none for a plane, a ball or a barrel.
-    pub fn edges(&self) -> Vec<[Vec3; 2]> {
-        match self {
-            Shape::Box { center, rotation, half_extents } => {
-                let corner = |k: u32| *center + *rotation * (*half_extents * box_corner_sign(k));
-                // the corners whose index differs in one bit share an edge
-                (0..8u32)
-                    .flat_map(|k| [1, 2, 4].into_iter().filter(move |bit| k & bit == 0).map(move |bit| [k, k | bit]))
-                    .map(|[a, b]| [corner(a), corner(b)])
-                    .collect()
-            }
-            Shape::Capsule { a, b, .. } => vec![[*a, *b]],
-            Shape::General(general) => general.edges().collect(),
-            Shape::Plane { .. } | Shape::Sphere { .. } | Shape::Barrel { .. } => Vec::new(),
-        }
-    }
-
     /// The shape grown by `margin` metres in every direction (the cloth thickness keeps cloth off surfaces).
     pub fn inflated(&self, margin: f32) -> Self {
         match *self {

@@ -29,6 +29,7 @@ use self::storage::{BendConstraints, StretchConstraints};
 use self::volume::VolumeResponse;
 use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
+use super::collide::features::{FeatureContact, project_feature_contacts};
 use super::lanes::{PackedWork, with_avx2};
 use super::parallel::run_phased;
 use super::selfcollide::{SelfContact, project_self_contacts_on};
@@ -127,6 +128,8 @@ impl<'a> ClothConstraints<'a> {
 pub(crate) struct ProjectionScratch<'a> {
     /// The collision constraints; the projection records what it did with each.
     pub contacts: &'a mut [Contact],
+    /// The colliders' features against the cloth's triangles (§4.2).
+    pub features: &'a mut [FeatureContact],
     /// Scratch for the volume constraint's gradient ∇C (§4.4).
     pub volume_gradient: &'a mut Vec<Vec3>,
     /// XPBD's λ, zeroed here when the settings ask for XPBD; untouched otherwise.
@@ -158,7 +161,8 @@ pub(crate) fn project_constraints(
     let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
         return;
     };
-    let needed = plan.chunks_needed(!scratch.contacts.is_empty(), !self_contacts.is_empty(), volume_target.is_some());
+    let any_contact = !scratch.contacts.is_empty() || !scratch.features.is_empty();
+    let needed = plan.chunks_needed(any_contact, !self_contacts.is_empty(), volume_target.is_some());
     if settings.xpbd.is_some() {
         scratch.multipliers.reset(stretch.len(), bend.len());
     }
@@ -218,6 +222,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
             Work::Contacts => {
                 if let Ok(mut scratch) = projector.scratch.lock() {
                     project_contacts(&mut view, x, scratch.contacts);
+                    project_feature_contacts(&mut view, scratch.features);
                 }
             }
             Work::SelfContacts => {
@@ -244,6 +249,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                     // the volume comes last and pushes every vertex: the contacts again, so no vertex ends the
                     // iteration pressed into a collider by the balloon
                     project_contacts(&mut view, x, scratch.contacts);
+                    project_feature_contacts(&mut view, scratch.features);
                 }
             }
         }

@@ -96,7 +96,7 @@ pub(super) fn pierces(a: Vec3, b: Vec3, corners: [Vec3; 3]) -> bool {
 }
 
 /// Every edge of `triangles` once, as (lower, higher) vertex pairs in increasing order.
-pub(crate) fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
     let mut edges: Vec<[u32; 2]> = triangles
         .iter()
         .flat_map(|t| [sorted_edge(t[0], t[1]), sorted_edge(t[1], t[2]), sorted_edge(t[2], t[0])])

@@ -106,8 +106,6 @@ mod test_support;
 mod untangle;
 
 pub use self::diagnostics::count_crossings;
-#[cfg(feature = "avian")]
-pub(crate) use self::diagnostics::unique_edges;
 pub(crate) use self::diagnostics::{count_intersections, count_piercings};
 pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
 pub use self::project::SELF_DEPENETRATION_SPEED;

@@ -66,9 +66,9 @@ pub fn scene(seed: u64) -> SceneDesc {
     desc
 }
 
-/// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack), drawn from a
-/// generator of their own, each after the ones before, so that every seed still draws the scenes it drew before,
-/// with these on top.
+/// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack, collider
+/// edges), drawn from a generator of their own, each after the ones before, so that every seed still draws the
+/// scenes it drew before, with these on top.
 fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
     desc.params.tethers = rng.random_bool(0.3);
@@ -88,6 +88,7 @@ fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
         cloth.material.volume_compliance = compliance_value(rng, &knobs::VOLUME_COMPLIANCE);
     }
     desc.params.tether_slack = if rng.random_bool(0.5) { 0.0 } else { knob_value(rng, &knobs::TETHER_SLACK) };
+    desc.params.collider_edges = rng.random_bool(0.5);
 }
 
 /// Share of the scenes made closed ([`close`]), so that the energy invariant has scenes to hold.
@@ -473,6 +474,7 @@ mod tests {
         plain.params.tethers = false;
         plain.params.tether_lengths = TetherLengths::Geodesic;
         plain.params.tether_slack = 0.0;
+        plain.params.collider_edges = false;
         (plain.params.solver, plain.params.cloth_collision) = (Solver::Pbd, false);
         plain.cloths.iter_mut().for_each(|c| c.tethers = None);
         let rng = &mut SmallRng::seed_from_u64(7);

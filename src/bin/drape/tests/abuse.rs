@@ -78,6 +78,8 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
         // on at odd substep counts, without a draw of its own: one more draw reshuffles every later value, and
         // with such a sequence the flag ended wrapped round its pole, flapping at 24 m/s (docs/reliability.md)
         cloth_collision: substeps % 2 == 1,
+        // likewise without a draw: on where the iterations are odd
+        collider_edges: iterations % 2 == 1,
         untangle: rng.random_bool(0.5),
         pressure: wild(rng, &knobs::PRESSURE),
         parallel: rng.random_bool(0.5),

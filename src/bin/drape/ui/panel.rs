@@ -350,6 +350,10 @@ fn collisions(ui: &mut egui::Ui, p: &mut SimParams) {
         knob(ui, &mut p.damping, &knobs::DAMPING, false);
         knob(ui, &mut p.friction, &knobs::FRICTION, false);
         knob(ui, &mut p.restitution, &knobs::RESTITUTION, false);
+        ui.checkbox(&mut p.collider_edges, "collider edges").on_hover_text(
+            "§4.2: the colliders' corners and edges (boxes, capsules, meshes) against the cloth's triangles, so \
+             a corner cannot poke between three vertices; the body takes the reaction.",
+        );
     });
 }
 

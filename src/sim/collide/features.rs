@@ -1,0 +1,577 @@
+//! The colliders' edges against the cloth's triangles (§4.2: "Testing only cloth vertices for collisions is not
+//! enough because small rigid bodies can fall through large cloth triangles. Therefore, collisions of the convex
+//! corners of rigid bodies against the cloth triangles are also tested"). The vertex contacts of §3.4 keep every
+//! cloth vertex outside a collider, but a box corner or a mesh edge sharper than the cloth's triangles still
+//! passes between three vertices. Each collider edge (a box's twelve, a mesh's own, a capsule's axis grown by its
+//! radius; the corners are their ends) is clipped to the prism over each nearby triangle, and each end q of the
+//! clipped piece within the detection band gives the constraint C(p) = (Σ bᵢ pᵢ − q)·n − d ≥ 0 on the
+//! triangle's three vertices, with b the barycentric coordinates of q on the triangle, n the triangle's normal
+//! turned to the side the triangle was on at the start of the substep, and d the gap it keeps: the cloth's
+//! thickness (plus the capsule's radius), or for a triangle that starts the substep closer, its starting gap plus
+//! [`DEPENETRATION_SPEED`]·Δt, so a starting overlap leaves without gaining velocity. A triangle an edge already
+//! went through at the start gets no contact with that collider until it is out. The body takes the opposite of
+//! the momentum the contact gave the three vertices at q (two-way, as the vertex contacts).
+//!
+//! [`DEPENETRATION_SPEED`]: super::DEPENETRATION_SPEED
+
+use bevy::math::Vec3;
+
+use super::contacts::DEPENETRATION_SPEED;
+pub use super::general::FeatureEdge;
+use super::shapes::{Shape, box_corner_sign};
+use super::swept::SweptCollider;
+use crate::sim::constraints::access::ParticleAccess;
+
+/// How far outside a triangle (in barycentric coordinates) a feature still counts as over it: a corner on the
+/// edge two triangles share is over both.
+const BARY_MARGIN: f32 = 0.01;
+/// The most a feature contact moves a triangle vertex, in units of its violation (see `project_feature_contacts`).
+const MAX_LEVER: f32 = 2.0;
+/// A triangle whose area is below this sine of the angle at its first corner times its two sides has no plane.
+const DEGENERATE_SINE: f32 = 1e-6;
+/// A feature this many gaps farther from a triangle than its gap still gets a contact (inactive until the
+/// projection brings the two within the gap).
+const DETECTION_MARGIN: f32 = 1.0;
+
+impl Shape {
+    /// Appends the solid's straight edges to `out`: a box's twelve, a capsule's axis, a general solid's own;
+    /// none for a plane, a ball or a barrel (whose surfaces have no edge).
+    pub fn feature_edges(&self, out: &mut Vec<FeatureEdge>) {
+        match self {
+            Shape::Box { center, rotation, half_extents } => {
+                let corner = |k: u32| *center + *rotation * (*half_extents * box_corner_sign(k));
+                // the corners whose index differs in one bit share an edge
+                for k in 0..8u32 {
+                    for bit in [1, 2, 4].into_iter().filter(|bit| k & bit == 0) {
+                        out.push(FeatureEdge { ends: [corner(k), corner(k | bit)], radius: 0.0 });
+                    }
+                }
+            }
+            Shape::Capsule { a, b, radius } => out.push(FeatureEdge { ends: [*a, *b], radius: *radius }),
+            Shape::General(general) => out.extend(general.feature_edges()),
+            Shape::Plane { .. } | Shape::Sphere { .. } | Shape::Barrel { .. } => {}
+        }
+    }
+
+    /// Calls `f` with the index (in [`Self::feature_edges`]'s order) of every edge that may come within the box
+    /// `min`–`max`, and maybe others: all of an analytic shape's few, a general solid's near ones.
+    pub fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
+        match self {
+            Shape::Box { .. } => (0..12).for_each(f),
+            Shape::Capsule { .. } => f(0),
+            Shape::General(general) => general.edges_near(min, max, f),
+            Shape::Plane { .. } | Shape::Sphere { .. } | Shape::Barrel { .. } => {}
+        }
+    }
+
+    /// The solid's straight edges ([`Self::feature_edges`]), which no cloth triangle should be crossed by.
+    pub fn edges(&self) -> Vec<[Vec3; 2]> {
+        let mut edges = Vec::new();
+        self.feature_edges(&mut edges);
+        edges.into_iter().map(|e| e.ends).collect()
+    }
+}
+
+/// Every collider's [`FeatureEdge`]s at the start and the end of the substep, refilled with the colliders each
+/// substep.
+#[derive(Clone, Debug, Default)]
+pub struct ColliderFeatures {
+    /// The edges in each collider's own frame (the frame of [`SweptCollider::local`]).
+    local: Vec<FeatureEdge>,
+    /// The same edges at the collider's pose at the start of the substep.
+    start: Vec<FeatureEdge>,
+    /// The same edges at the end of the substep.
+    end: Vec<FeatureEdge>,
+    /// Collider k's edges are `[first[k]..first[k + 1]]`.
+    first: Vec<u32>,
+    /// Per collider, the box around its edges at the end, grown by their radius.
+    bounds: Vec<(Vec3, Vec3)>,
+}
+
+impl ColliderFeatures {
+    /// Refills the lists from `colliders`, keeping the capacity.
+    pub(crate) fn refill(&mut self, colliders: &[SweptCollider]) {
+        self.local.clear();
+        self.start.clear();
+        self.end.clear();
+        self.first.clear();
+        self.first.push(0);
+        self.bounds.clear();
+        for c in colliders {
+            let from = self.local.len();
+            c.local.feature_edges(&mut self.local);
+            self.first.push(self.local.len() as u32);
+            let mut bound = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+            for e in &self.local[from..] {
+                let end = e.placed(&c.end);
+                let r = Vec3::splat(e.radius);
+                bound = (bound.0.min(end.ends[0].min(end.ends[1]) - r), bound.1.max(end.ends[0].max(end.ends[1]) + r));
+                self.start.push(e.placed(&c.start));
+                self.end.push(end);
+            }
+            self.bounds.push(bound);
+        }
+    }
+
+    /// The range of collider `k`'s edges.
+    fn range(&self, k: usize) -> std::ops::Range<usize> {
+        match (self.first.get(k), self.first.get(k + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// Whether any collider has an edge.
+    pub fn is_empty(&self) -> bool {
+        self.local.is_empty()
+    }
+}
+
+/// A collider feature against a cloth triangle: C(p) = (Σ bᵢ pᵢ − q)·n − gap ≥ 0 (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FeatureContact {
+    /// The triangle's vertices.
+    pub vertices: [u32; 3],
+    /// Barycentric coordinates of the feature point on the triangle.
+    pub bary: [f32; 3],
+    /// Index of the collider in this substep's `CollisionWorld`.
+    pub collider: u32,
+    /// The feature point q at the end of the substep.
+    pub point: Vec3,
+    /// The side the triangle keeps, unit.
+    pub normal: Vec3,
+    /// The gap the triangle keeps from q along n, metres.
+    pub gap: f32,
+    /// The displacement the projection gave each vertex, summed over the iterations (§4.2).
+    pub moved: [Vec3; 3],
+}
+
+/// The cloth a feature search reads: starts x, predictions p, inverse masses and triangles.
+pub(crate) struct FeatureCloth<'a> {
+    pub x: &'a [Vec3],
+    pub p: &'a [Vec3],
+    pub w: &'a [f32],
+    pub triangles: &'a [[u32; 3]],
+}
+
+/// The scratch of the feature search (line 8), kept between substeps so that a warm search allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct FeatureSearch {
+    /// Every triangle's box at p.
+    boxes: Vec<(Vec3, Vec3)>,
+    /// The edges near one triangle.
+    candidates: Vec<u32>,
+    /// Their pieces over it.
+    pieces: Vec<(u32, Piece)>,
+    /// Per edge of a general solid, the query that last reported it.
+    seen: Vec<u32>,
+    /// The current query.
+    stamp: u32,
+}
+
+/// Line (8) for the colliders' features: refills `out` with the contacts of the edges of `colliders` and the
+/// cloth's triangles at p (module docs), in a fixed order. Each collider meets only the triangles inside the box
+/// around its edges, and a general solid only its edges near each triangle ([`Shape::edges_near`]). Allocates
+/// nothing once `out` has grown.
+pub(crate) fn find_feature_contacts(
+    cloth: FeatureCloth,
+    (colliders, features): (&[SweptCollider], &ColliderFeatures),
+    (thickness, dt): (f32, f32),
+    out: &mut Vec<FeatureContact>,
+    search: &mut FeatureSearch,
+) {
+    out.clear();
+    let FeatureCloth { x, p, w, triangles } = cloth;
+    if features.is_empty() || x.len() != p.len() || w.len() != p.len() {
+        return;
+    }
+    let Some((lo, hi)) = bounds(p) else { return };
+    // the triangles' boxes are grown by the detection band; the edges' radii are in the colliders' boxes
+    let band = Vec3::splat((1.0 + DETECTION_MARGIN) * thickness);
+    let overlap = |(a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)| a.cmple(d).all() && c.cmple(b).all();
+    let near =
+        |k: usize| features.bounds.get(k).is_some_and(|&(lo_k, hi_k)| overlap((lo, hi), (lo_k - band, hi_k + band)));
+    if !(0..colliders.len()).any(|k| !features.range(k).is_empty() && near(k)) {
+        return;
+    }
+    let FeatureSearch { boxes, candidates, pieces, seen, stamp } = search;
+    // every triangle's box once (empty for a triangle that is pinned or not finite), then each collider's
+    boxes.clear();
+    boxes.extend(triangles.iter().map(|tri| match corners_of(p, tri) {
+        Some(c) if tri.iter().any(|&i| w[i as usize] != 0.0) => (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2])),
+        _ => (Vec3::INFINITY, Vec3::NEG_INFINITY),
+    }));
+    for (k, collider) in colliders.iter().enumerate() {
+        let range = features.range(k);
+        let Some(&(cmin, cmax)) = features.bounds.get(k).filter(|_| !range.is_empty()) else { continue };
+        let near_collider = (cmin - band, cmax + band);
+        if !overlap((lo, hi), near_collider) {
+            continue;
+        }
+        let (start_edges, end_edges) = (&features.start[range.clone()], &features.end[range]);
+        let to_local = collider.end.inverse();
+        for (tri, &(tmin, tmax)) in triangles.iter().zip(boxes.iter()) {
+            if !overlap((tmin, tmax), near_collider) {
+                continue;
+            }
+            let Some(corners) = corners_of(p, tri) else { continue };
+            let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
+            candidates.clear();
+            if let Shape::General(_) = collider.local {
+                let local = corners.map(|c| Vec3::from(to_local.transform_point(c)));
+                let (lmin, lmax) = (local[0].min(local[1]).min(local[2]), local[0].max(local[1]).max(local[2]));
+                // each edge once: a mesh edge is reported with each of its triangles
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    seen.fill(0);
+                    *stamp = 1;
+                }
+                seen.resize(seen.len().max(end_edges.len()), 0);
+                collider.local.edges_near(lmin - band, lmax + band, &mut |e| {
+                    if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
+                        *mark = *stamp;
+                        candidates.push(e);
+                    }
+                });
+                // in the edges' own order, not the tree's: the projection's order is the same for every pose
+                candidates.sort_unstable();
+            } else {
+                candidates.extend(0..end_edges.len() as u32);
+            }
+            let edge_pair = |e: u32| Some((end_edges.get(e as usize)?, start_edges.get(e as usize)?));
+            pieces.clear();
+            pieces.extend(candidates.iter().filter_map(|&e| {
+                let (edge, start) = edge_pair(e)?;
+                let r = band + Vec3::splat(edge.radius);
+                let (emin, emax) = (edge.ends[0].min(edge.ends[1]) - r, edge.ends[0].max(edge.ends[1]) + r);
+                let near = overlap((tmin, tmax), (emin, emax));
+                near.then(|| Some((e, Piece::of(edge, start, &frame, thickness)?))).flatten()
+            }));
+            // a triangle an edge went through at the start is released, not held pierced: its vertices' own
+            // contacts and the cloth pull it out, and from then on it keeps its side
+            if pieces.iter().any(|(_, piece)| piece.crossed_at_start()) {
+                continue;
+            }
+            for (e, piece) in pieces.iter() {
+                let Some(pair) = edge_pair(*e) else { continue };
+                feature_hits(pair, (piece, &frame), (thickness, dt), |hit| {
+                    out.push(FeatureContact {
+                        vertices: *tri,
+                        bary: hit.bary,
+                        collider: k as u32,
+                        point: hit.point,
+                        normal: hit.normal,
+                        gap: hit.gap,
+                        moved: [Vec3::ZERO; 3],
+                    })
+                });
+            }
+        }
+    }
+}
+
+/// A cloth triangle as the feature test reads it, set up once for all the edges near it.
+#[derive(Clone, Copy, Debug)]
+struct TriangleFrame {
+    /// The corners at the end of the substep (the predictions p).
+    corners: [Vec3; 3],
+    /// The corners at its start.
+    start: [Vec3; 3],
+    /// The unit normal at the end.
+    normal: Vec3,
+    /// The normal at the start (not normalised).
+    start_normal: Vec3,
+    /// The edges from corner 0, their dot products and the inverse of the squared area term.
+    e1: Vec3,
+    e2: Vec3,
+    d: [f32; 3],
+    inv_denom: f32,
+}
+
+impl TriangleFrame {
+    /// The triangle with `corners` at the end and `start` at the start of the substep; `None` if degenerate.
+    fn new(corners: [Vec3; 3], start: [Vec3; 3]) -> Option<Self> {
+        let (e1, e2) = (corners[1] - corners[0], corners[2] - corners[0]);
+        let normal = e1.cross(e2).try_normalize()?;
+        let start_normal = (start[1] - start[0]).cross(start[2] - start[0]);
+        let d = [e1.dot(e1), e1.dot(e2), e2.dot(e2)];
+        let denom = d[0] * d[2] - d[1] * d[1];
+        let valid = denom.is_finite() && denom > DEGENERATE_SINE * DEGENERATE_SINE * d[0] * d[2];
+        valid.then(|| Self { corners, start, normal, start_normal, e1, e2, d, inv_denom: 1.0 / denom })
+    }
+
+    /// The barycentric coordinates of q's projection onto the triangle's plane (as `selfcollide::barycentric`).
+    fn barycentric(&self, q: Vec3) -> Vec3 {
+        let r = q - self.corners[0];
+        let (dr1, dr2) = (r.dot(self.e1), r.dot(self.e2));
+        let b2 = (self.d[2] * dr1 - self.d[1] * dr2) * self.inv_denom;
+        let b3 = (self.d[0] * dr2 - self.d[1] * dr1) * self.inv_denom;
+        Vec3::new(1.0 - b2 - b3, b2, b3)
+    }
+}
+
+/// Where a feature edge comes within its gap of a triangle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct FeatureHit {
+    /// An end of the edge's piece over the triangle, at the end of the substep.
+    point: Vec3,
+    /// Its barycentric coordinates on the triangle (clamped to the triangle).
+    bary: [f32; 3],
+    /// The side the triangle keeps, from the feature towards the triangle.
+    normal: Vec3,
+    /// The gap it keeps: the edge's radius plus the thickness, or less if it started closer.
+    gap: f32,
+}
+
+/// The piece of an edge over a triangle: where it starts and ends along the edge, the barycentric coordinates
+/// of the edge's ends, and the piece's ends' heights over the triangle at the start of the substep.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    along: [f32; 2],
+    bary: [Vec3; 2],
+    start_heights: [f32; 2],
+}
+
+impl Piece {
+    /// The piece of `edge` inside the prism over `tri` (barycentric coordinates ≥ −margin), if the edge comes
+    /// within the detection band of the triangle's plane; `start_edge` is the edge at the start of the substep.
+    fn of(edge: &FeatureEdge, start_edge: &FeatureEdge, tri: &TriangleFrame, thickness: f32) -> Option<Self> {
+        let [a, b] = edge.ends;
+        let (p0, n) = (tri.corners[0], tri.normal);
+        // an edge wholly beyond the detection band on one side of the plane is not near the triangle
+        let reach = edge.radius + (1.0 + DETECTION_MARGIN) * thickness;
+        let (da, db) = ((a - p0).dot(n), (b - p0).dot(n));
+        if (da > reach && db > reach) || (da < -reach && db < -reach) {
+            return None;
+        }
+        // barycentric coordinates are affine along the edge: clip [0, 1] to where all three are ≥ −margin
+        let bary = [tri.barycentric(a), tri.barycentric(b)];
+        let (mut t0, mut t1) = (0.0f32, 1.0f32);
+        for (from, to) in bary[0].to_array().into_iter().zip(bary[1].to_array()) {
+            let (from, slope) = (from + BARY_MARGIN, to - from);
+            if slope > 0.0 {
+                t0 = t0.max(-from / slope);
+            } else if slope < 0.0 {
+                t1 = t1.min(-from / slope);
+            } else if from < 0.0 {
+                return None;
+            }
+        }
+        // (a NaN bound leaves no piece)
+        if t0.partial_cmp(&t1).is_none_or(|order| order.is_gt()) {
+            return None;
+        }
+        let start_height =
+            |t: f32| (start_edge.ends[0].lerp(start_edge.ends[1], t) - tri.start[0]).dot(tri.start_normal);
+        Some(Self { along: [t0, t1], bary, start_heights: [start_height(t0), start_height(t1)] })
+    }
+
+    /// Whether the piece went through the triangle at the start of the substep.
+    fn crossed_at_start(&self) -> bool {
+        let [h0, h1] = self.start_heights;
+        (h0 < 0.0 && h1 > 0.0) || (h0 > 0.0 && h1 < 0.0)
+    }
+}
+
+/// The contacts of `edge` with the triangle over which `piece` lies: one for each end of the piece within the
+/// detection band (an edge is on one side of a plane if both ends of its piece are). The triangle keeps the side
+/// of the feature it started on, at its starting gap plus [`DEPENETRATION_SPEED`]·Δt if that is less than the
+/// full gap.
+fn feature_hits(
+    (edge, start_edge): (&FeatureEdge, &FeatureEdge),
+    (piece, tri): (&Piece, &TriangleFrame),
+    (thickness, dt): (f32, f32),
+    mut hit: impl FnMut(FeatureHit),
+) {
+    let n = tri.normal;
+    let [h0, h1] = piece.start_heights;
+    let above = h0 + h1;
+    if !above.is_finite() || above == 0.0 {
+        return;
+    }
+    let normal = -n * above.signum();
+    let full_gap = edge.radius + thickness;
+    let [t0, t1] = piece.along;
+    for along in if t1 > t0 { [Some(t0), Some(t1)] } else { [Some(t0), None] }.into_iter().flatten() {
+        let q = edge.ends[0].lerp(edge.ends[1], along);
+        // how far q is past the plane the triangle keeps beyond it
+        let depth = (q - tri.corners[0]).dot(normal) + full_gap;
+        if depth <= -DETECTION_MARGIN * full_gap {
+            continue;
+        }
+        let bary = piece.bary[0].lerp(piece.bary[1], along).max(Vec3::ZERO);
+        let bary = bary / bary.element_sum().max(f32::MIN_POSITIVE);
+        let on_at_start = bary.x * tri.start[0] + bary.y * tri.start[1] + bary.z * tri.start[2];
+        let start_gap = (on_at_start - start_edge.ends[0].lerp(start_edge.ends[1], along)).dot(normal);
+        let gap = full_gap.min(start_gap + DEPENETRATION_SPEED * dt);
+        hit(FeatureHit { point: q, bary: bary.to_array(), normal, gap });
+    }
+}
+
+/// Lines (9)–(11) for the feature contacts: each moves its triangle's vertices, weighted by inverse mass and
+/// barycentric coordinate, until Σ bᵢ pᵢ is its gap beyond q along n (the collider has infinite mass within the
+/// loop, §4.2), adding each vertex's displacement to [`FeatureContact::moved`].
+pub fn project_feature_contacts(p: &mut impl ParticleAccess, contacts: &mut [FeatureContact]) {
+    for c in contacts {
+        if c.vertices.iter().any(|&i| i as usize >= p.len()) {
+            continue;
+        }
+        let [i, j, k] = c.vertices.map(|v| v as usize);
+        let [bi, bj, bk] = c.bary;
+        let on = p.p(i) * bi + p.p(j) * bj + p.p(k) * bk;
+        let violation = c.gap - (on - c.point).dot(c.normal);
+        let weight = p.w(i) * bi * bi + p.w(j) * bj * bj + p.w(k) * bk * bk;
+        if violation <= 0.0 || weight <= 0.0 {
+            continue;
+        }
+        // near a pinned or held vertex the free ones carry the point with small weights and would be thrown by
+        // many times the violation: no vertex moves more than `MAX_LEVER` times it, the rest stays unresolved
+        let largest = (p.w(i) * bi).max(p.w(j) * bj).max(p.w(k) * bk);
+        let lambda = violation / weight.max(largest / MAX_LEVER);
+        for (slot, (v, b)) in [(i, bi), (j, bj), (k, bk)].into_iter().enumerate() {
+            let shift = c.normal * (lambda * p.w(v) * b);
+            p.shift(v, shift);
+            c.moved[slot] += shift;
+        }
+    }
+}
+
+/// The three corners of `tri` at `positions`, if its indices are in range and the corners finite.
+fn corners_of(positions: &[Vec3], tri: &[u32; 3]) -> Option<[Vec3; 3]> {
+    let corners = [positions.get(tri[0] as usize)?, positions.get(tri[1] as usize)?, positions.get(tri[2] as usize)?];
+    corners.iter().all(|c| c.is_finite()).then(|| corners.map(|c| *c))
+}
+
+/// The box around the finite points of `points`.
+fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
+    points
+        .iter()
+        .filter(|q| q.is_finite())
+        .fold(None, |b, &q| Some(b.map_or((q, q), |(lo, hi)| (q.min(lo), q.max(hi)))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::math::{Isometry3d, Quat};
+
+    /// A unit box standing on the origin's plane y = 0 with its top corners at y = 1.
+    fn unit_box() -> [SweptCollider; 1] {
+        let shape = Shape::Box { center: Vec3::Y * 0.5, rotation: Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
+        [SweptCollider::new(shape, Isometry3d::IDENTITY, Isometry3d::IDENTITY, 0.5, 0.0)]
+    }
+
+    /// A triangle at height `y` over the box's top corner (0.5, 1, 0.5), its vertices beyond the box's top face.
+    fn triangle_at(y: f32) -> Vec<Vec3> {
+        [Vec3::new(-0.5, y, 1.2), Vec3::new(1.2, y, -0.5), Vec3::new(1.5, y, 1.5)].to_vec()
+    }
+
+    /// The triangle's height over the point (x, z).
+    fn height_at(p: &[Vec3], x: f32, z: f32) -> f32 {
+        let flat = |q: Vec3| Vec3::new(q.x, 0.0, q.z);
+        let corners = [flat(p[0]), flat(p[1]), flat(p[2])];
+        let frame = TriangleFrame::new(corners, corners).expect("a proper triangle");
+        let b = frame.barycentric(Vec3::new(x, 0.0, z));
+        b.x * p[0].y + b.y * p[1].y + b.z * p[2].y
+    }
+
+    fn contacts_of(x: &[Vec3], p: &[Vec3], thickness: f32) -> Vec<FeatureContact> {
+        let colliders = unit_box();
+        let mut features = ColliderFeatures::default();
+        features.refill(&colliders);
+        let cloth = FeatureCloth { x, p, w: &[1.0; 3], triangles: &[[0, 1, 2]] };
+        let (mut found, mut search) = (Vec::new(), FeatureSearch::default());
+        find_feature_contacts(cloth, (&colliders, &features), (thickness, 0.01), &mut found, &mut search);
+        found
+    }
+
+    fn project(p: &mut [Vec3], contacts: &mut [FeatureContact]) {
+        let mut view = crate::sim::constraints::access::Slices { p, w: &[1.0; 3] };
+        for _ in 0..20 {
+            project_feature_contacts(&mut view, contacts);
+        }
+    }
+
+    #[test]
+    fn a_box_corner_rising_into_a_triangle_lifts_it_by_the_thickness() {
+        // the triangle started 2 cm above the corner and was predicted 3 cm through it
+        let (x, mut p) = (triangle_at(1.02), triangle_at(0.97));
+        let mut contacts = contacts_of(&x, &p, 0.01);
+        assert!(!contacts.is_empty(), "the corner under the triangle makes a contact");
+        assert!(contacts.iter().all(|c| c.normal.y > 0.99 && c.gap == 0.01), "{contacts:?}");
+        project(&mut p, &mut contacts);
+        let corner = height_at(&p, 0.5, 0.5);
+        assert!(corner > 1.01 - 1e-4 && corner < 1.03, "lifted to the gap: {corner} {p:?} {contacts:?}");
+        // the momentum the triangle was given (equal masses) is along +y: the box takes the opposite
+        let given: Vec3 = contacts.iter().flat_map(|c| c.moved).sum();
+        assert!(given.y > 0.0 && given.x.abs() < 1e-6 && given.z.abs() < 1e-6, "{given}");
+    }
+
+    #[test]
+    fn a_triangle_far_from_every_edge_gets_no_contact() {
+        assert!(contacts_of(&triangle_at(1.2), &triangle_at(1.2), 0.01).is_empty());
+        // nor one lying flat on the ground beside the box, 10 cm below its bottom edges' reach
+        let beside: Vec<Vec3> = triangle_at(0.0).iter().map(|q| *q + Vec3::new(3.0, 0.0, 0.0)).collect();
+        assert!(contacts_of(&beside, &beside, 0.01).is_empty());
+    }
+
+    #[test]
+    fn a_triangle_that_starts_inside_the_gap_leaves_at_the_depenetration_speed() {
+        // 2 mm above the corner at the start, with a 5 cm thickness: moved out by 2 m/s · Δt, not thrown out
+        let (x, mut p) = (triangle_at(1.002), triangle_at(1.002));
+        let mut contacts = contacts_of(&x, &p, 0.05);
+        let allowed = 0.002 + DEPENETRATION_SPEED * 0.01;
+        assert!(!contacts.is_empty() && contacts.iter().all(|c| (c.gap - allowed).abs() < 1e-5), "{contacts:?}");
+        project(&mut p, &mut contacts);
+        let corner = height_at(&p, 0.5, 0.5);
+        assert!((corner - (1.0 + allowed)).abs() < 1e-4, "moved out by the allowance only: {corner}");
+    }
+
+    #[test]
+    fn a_triangle_under_a_box_keeps_below_its_bottom_edges() {
+        // a box lowered onto a sheet: the sheet started below the bottom face and stays below it
+        let lower = |y: f32| triangle_at(y).iter().map(|q| *q - Vec3::Y).collect::<Vec<_>>();
+        let (x, mut p) = (lower(0.98), lower(1.005));
+        let mut contacts = contacts_of(&x, &p, 0.01);
+        assert!(!contacts.is_empty() && contacts.iter().all(|c| c.normal.y < -0.99), "{contacts:?}");
+        project(&mut p, &mut contacts);
+        let corner = height_at(&p, 0.5, 0.5);
+        assert!(corner < -0.01 + 1e-4 && corner > -0.03, "{corner}");
+    }
+
+    #[test]
+    fn a_triangle_held_at_one_corner_is_never_thrown() {
+        // the corner lies over the pinned vertex's end of the triangle: the two free vertices carry a hundredth of
+        // the point each, and resolving 1 cm through them alone would move them half a metre
+        let mut p = [Vec3::new(0.0, 0.99, 0.0), Vec3::new(1.0, 0.99, 0.0), Vec3::new(0.0, 0.99, 1.0)];
+        let contact = FeatureContact {
+            vertices: [0, 1, 2],
+            bary: [0.98, 0.01, 0.01],
+            collider: 0,
+            point: Vec3::new(0.01, 0.99, 0.01),
+            normal: Vec3::Y,
+            gap: 0.01,
+            moved: [Vec3::ZERO; 3],
+        };
+        let mut view = crate::sim::constraints::access::Slices { p: &mut p, w: &[0.0, 1.0, 1.0] };
+        project_feature_contacts(&mut view, &mut [contact]);
+        assert!(p[0].y == 0.99, "the pinned vertex stays");
+        assert!(p[1].y - 0.99 <= MAX_LEVER * 0.01 + 1e-6 && p[1].y > 0.99, "lifted, not thrown: {}", p[1]);
+    }
+
+    #[test]
+    fn mesh_edges_are_found_once_with_each_triangles_three() {
+        let v = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z];
+        let tris = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+        let (edges, per_triangle) = mesh_edges(&v, &tris);
+        assert_eq!(edges.len(), 6, "a tetrahedron's six edges, each once");
+        for (t, tri) in tris.iter().enumerate() {
+            for (side, [i, j]) in [[tri[0], tri[1]], [tri[1], tri[2]], [tri[2], tri[0]]].into_iter().enumerate() {
+                let e = edges[per_triangle[t][side] as usize];
+                assert!(e.ends.contains(&v[i as usize]) && e.ends.contains(&v[j as usize]));
+            }
+        }
+    }
+
+    use super::super::general::mesh_feature_edges as mesh_edges;
+}
