@@ -249,7 +249,7 @@ fn swept_bounds(x: &[Vec3], p: &[Vec3]) -> Option<(Vec3, Vec3)> {
 /// points (three `Vec4`s) at a time, into independent running minima and maxima, so the loop runs on packed
 /// min/max instructions; a fold point by point is bound by the latency of its comparisons and spends most of
 /// its time shuffling 12-byte points. NaN coordinates are ignored (`v.min(lo)` keeps `lo` for a NaN `v`).
-fn bounding_box(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
+pub(super) fn bounding_box(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
     let first = *points.first()?;
     let flat: &[f32] = bytemuck::cast_slice(points);
     let (mut lo, mut hi) = ([Vec4::INFINITY; 3], [Vec4::NEG_INFINITY; 3]);

@@ -16,7 +16,7 @@
 
 use bevy::math::Vec3;
 
-use super::contacts::DEPENETRATION_SPEED;
+use super::contacts::{DEPENETRATION_SPEED, bounding_box};
 pub use super::general::FeatureEdge;
 use super::shapes::{Shape, box_corner_sign};
 use super::swept::SweptCollider;
@@ -104,8 +104,8 @@ impl ColliderFeatures {
             let mut bound = (Vec3::INFINITY, Vec3::NEG_INFINITY);
             for e in &self.local[from..] {
                 let end = e.placed(&c.end);
-                let r = Vec3::splat(e.radius);
-                bound = (bound.0.min(end.ends[0].min(end.ends[1]) - r), bound.1.max(end.ends[0].max(end.ends[1]) + r));
+                let (lo, hi) = end.bounds(0.0);
+                bound = (bound.0.min(lo), bound.1.max(hi));
                 self.start.push(e.placed(&c.start));
                 self.end.push(end);
             }
@@ -185,9 +185,10 @@ pub(crate) fn find_feature_contacts(
     if features.is_empty() || x.len() != p.len() || w.len() != p.len() {
         return;
     }
-    let Some((lo, hi)) = bounds(p) else { return };
+    let Some((lo, hi)) = bounding_box(p) else { return };
     // the triangles' boxes are grown by the detection band; the edges' radii are in the colliders' boxes
-    let band = Vec3::splat((1.0 + DETECTION_MARGIN) * thickness);
+    let reach = (1.0 + DETECTION_MARGIN) * thickness;
+    let band = Vec3::splat(reach);
     let overlap = |(a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)| a.cmple(d).all() && c.cmple(b).all();
     let near =
         |k: usize| features.bounds.get(k).is_some_and(|&(lo_k, hi_k)| overlap((lo, hi), (lo_k - band, hi_k + band)));
@@ -242,9 +243,7 @@ pub(crate) fn find_feature_contacts(
             pieces.clear();
             pieces.extend(candidates.iter().filter_map(|&e| {
                 let (edge, start) = edge_pair(e)?;
-                let r = band + Vec3::splat(edge.radius);
-                let (emin, emax) = (edge.ends[0].min(edge.ends[1]) - r, edge.ends[0].max(edge.ends[1]) + r);
-                let near = overlap((tmin, tmax), (emin, emax));
+                let near = overlap((tmin, tmax), edge.bounds(reach));
                 near.then(|| Some((e, Piece::of(edge, start, &frame, thickness)?))).flatten()
             }));
             // a triangle an edge went through at the start is released, not held pierced: its vertices' own
@@ -440,14 +439,6 @@ pub fn project_feature_contacts(p: &mut impl ParticleAccess, contacts: &mut [Fea
 fn corners_of(positions: &[Vec3], tri: &[u32; 3]) -> Option<[Vec3; 3]> {
     let corners = [positions.get(tri[0] as usize)?, positions.get(tri[1] as usize)?, positions.get(tri[2] as usize)?];
     corners.iter().all(|c| c.is_finite()).then(|| corners.map(|c| *c))
-}
-
-/// The box around the finite points of `points`.
-fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
-    points
-        .iter()
-        .filter(|q| q.is_finite())
-        .fold(None, |b, &q| Some(b.map_or((q, q), |(lo, hi)| (q.min(lo), q.max(hi)))))
 }
 
 #[cfg(test)]

@@ -45,6 +45,12 @@ pub struct FeatureEdge {
 }
 
 impl FeatureEdge {
+    /// The box around the solid near the edge (the edge grown by its radius), grown by `margin` more.
+    pub fn bounds(&self, margin: f32) -> (Vec3, Vec3) {
+        let grow = Vec3::splat(self.radius + margin);
+        (self.ends[0].min(self.ends[1]) - grow, self.ends[0].max(self.ends[1]) + grow)
+    }
+
     /// The edge moved by `pose`.
     pub fn placed(&self, pose: &Isometry3d) -> Self {
         let at = |q: Vec3| Vec3::from(pose.transform_point(q));
@@ -163,8 +169,7 @@ impl GeneralShape {
 /// Calls `f` with the index of every edge of `edges` whose box, grown by its radius, overlaps `min`–`max`.
 pub fn scan_edges_near(edges: &[FeatureEdge], min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
     for (k, e) in edges.iter().enumerate() {
-        let r = Vec3::splat(e.radius);
-        let (lo, hi) = (e.ends[0].min(e.ends[1]) - r, e.ends[0].max(e.ends[1]) + r);
+        let (lo, hi) = e.bounds(0.0);
         if lo.cmple(max).all() && min.cmple(hi).all() {
             f(k as u32);
         }
