@@ -51,7 +51,8 @@ impl Plugin for ClothSimPlugin {
             .init_resource::<SimControl>()
             .init_resource::<ClothTimeAccumulator>()
             .init_resource::<StageTimings>()
-            .init_resource::<CollisionWorld>();
+            .init_resource::<CollisionWorld>()
+            .init_resource::<stages::HeldBodies>();
         add_chained_schedules(app);
         app.add_systems(
             PbdSubstep,
@@ -61,7 +62,9 @@ impl Plugin for ClothSimPlugin {
                 (move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
                 (stages::generate_collisions, stages::hold_on_bodies).chain().in_set(PbdStage::GenerateCollisions),
                 (stages::lend_masses_to_holds, stages::project).chain().in_set(ProjectionSystems::Constraints),
-                (stages::return_lent_masses, stages::push_out).chain().in_set(ProjectionSystems::Finish),
+                (stages::return_lent_masses, stages::settle_held_bodies, stages::push_out)
+                    .chain()
+                    .in_set(ProjectionSystems::Finish),
                 stages::update_velocity.in_set(PbdStage::UpdateVelocity),
                 (stages::velocity_response, stages::couple_bodies).chain().in_set(PbdStage::VelocityResponse),
             ),

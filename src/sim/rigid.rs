@@ -2,16 +2,19 @@
 //! hangs from. "To get two-way interactions, we apply an impulse m_i Δp_i / Δt to the rigid body at the
 //! contact point, each time vertex i is projected due to collision with that body."
 //!
-//! Inside the solver loop a body acts like a kinematic collider (it moves from its pose at the start of the
-//! substep to its integrated pose at the end); after line (16) each contact's total effect on its vertex,
-//! m_i (Δp_i / Δt + Δv_i), is applied back to the body as the opposite impulse, so the linear momentum of cloth
-//! and body together is conserved. Bodies also rest on static planes (an impulse contact with friction and
+//! Inside the solver loop a body's surface acts like a kinematic collider (it moves from its pose at the start of
+//! the substep to its integrated pose at the end); after line (16) each surface contact's total effect on its
+//! vertex, m_i (Δp_i / Δt + Δv_i), is applied back to the body as the opposite impulse, so the linear momentum of
+//! cloth and body together is conserved. A body's holds are two-way within the loop (`collide::hold`): the body
+//! takes its share of each correction in its pose, and the pose's change in its velocities after the loop
+//! ([`ClothRigidBody::settle`]). Bodies also rest on static planes (an impulse contact with friction and
 //! restitution). This file holds the pure kernels; the systems live in `stages.rs`.
 
-use bevy::math::{Quat, Vec3};
+use bevy::math::{Mat3, Quat, Vec3};
 use bevy::transform::components::Transform;
 
 use super::collide::ColliderShape;
+use super::collide::hold::HeldBody;
 use super::collide::shapes::box_corner_sign;
 
 /// Mass properties and velocities of a dynamic body; its `Transform` is its pose (centre of mass at the
@@ -87,10 +90,10 @@ impl ClothRigidBody {
     }
 
     /// §4.2's impulse back from a cloth vertex that a contact or hold at `at` gave momentum `given`, pushed by
-    /// `pushing_mass` (the vertex's, or every vertex the body's surface pushed in the substep): the body takes
-    /// −`given`, but never more than its own effective mass along it could take at the vertices' speed change.
-    /// Explicit coupling overshoots otherwise: vertices heavier than the body at that point would send the body
-    /// back faster than they were pushed, growing each substep. Returns the share of `given` taken, at most 1:
+    /// `pushing_mass` (every vertex the body's surface pushed in the substep, or every vertex it holds): the body
+    /// takes −`given`, but never more than its own effective mass along it could take at the vertices' speed
+    /// change. Explicit coupling overshoots otherwise: vertices heavier than the body at that point would send the
+    /// body back faster than they were pushed, growing each substep. Returns the share of `given` taken, at most 1:
     /// the vertex gives the rest back (`give_back`), so momentum is kept.
     pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, pushing_mass: f32, at: Vec3) -> f32 {
         let Some(direction) = given.try_normalize() else {
@@ -109,6 +112,24 @@ impl ClothRigidBody {
     pub fn mass_lent_per_hold(&self, pose: &Transform, at: Vec3, holds: u32) -> f32 {
         let arm = (at - pose.translation).length_squared();
         1.0 / ((self.inverse_mass + arm * self.inverse_inertia.max_element()) * holds.max(1) as f32)
+    }
+
+    /// The body as its holds see it in the projection (`hold::project_hold`): predicted at `pose`.
+    pub fn held(&self, pose: &Transform) -> HeldBody {
+        let turn = Mat3::from_quat(pose.rotation);
+        let inertia = turn * Mat3::from_diagonal(self.inverse_inertia.recip()) * turn.transpose();
+        HeldBody::new(pose.translation, self.inverse_mass, inertia)
+    }
+
+    /// Takes the correction its holds gave it within the projection (`held`'s `shift` and `turn`): its pose moves
+    /// by it, and its velocities by it over `dt`, as XPBD updates a body's velocities from its positions.
+    pub fn settle(&mut self, pose: &mut Transform, held: &HeldBody, dt: f32) {
+        pose.translation += held.shift;
+        if held.turn.length_squared() > 0.0 {
+            pose.rotation = (Quat::from_scaled_axis(held.turn) * pose.rotation).normalize();
+        }
+        self.velocity += held.shift / dt;
+        self.angular_velocity += held.turn / dt;
     }
 
     /// Holds the body to a speed cap (drape's is the cloth's, `integrate::MAX_SPEED`): its centre no faster than

@@ -19,6 +19,7 @@ use super::collide::{
         lift_starts, push_out_of_colliders, return_body_masses,
     },
     features::{FeatureCloth, find_feature_contacts},
+    hold::HeldBody,
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
@@ -151,19 +152,27 @@ pub fn generate_collisions(
 
 /// Line (8) for the rigid bodies cloth hangs from (§4.2): after the surface contacts, a hold for each vertex a body
 /// holds, with the share of the body's mass it lends the vertex ([`Contact::held`]), and none of the vertex's
-/// surface contacts with that body.
+/// surface contacts with that body; and each holding body as its holds will see and move it ([`HeldBodies`]).
 pub fn hold_on_bodies(
     mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts)>,
     bodies: Query<(&ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
+    mut held: ResMut<HeldBodies>,
     mut holds_per_collider: Local<Vec<u32>>,
     mut timings: ResMut<StageTimings>,
 ) {
+    held.0.clear();
     if cloths.iter().all(|(_, holds, _)| holds.0.is_empty()) {
         return;
     }
     let start = Instant::now();
     count_holds(cloths.iter().map(|(_, holds, _)| holds), &world, &mut holds_per_collider);
+    let body = |k: usize| world.entities.get(k).and_then(|&entity| bodies.get(entity).ok());
+    let holding = |k: usize| holds_per_collider.get(k).is_some_and(|&holds| holds > 0);
+    held.0.extend((0..world.colliders.len()).map(|k| match body(k).filter(|_| holding(k)) {
+        Some((body, pose)) => body.held(pose),
+        None => HeldBody::immovable(),
+    }));
     for (particles, holds, mut contacts) in &mut cloths {
         for a in &holds.0 {
             let (Some(k), Some(&predicted)) = (world.index_of(a.body), particles.p.get(a.vertex as usize)) else {
@@ -173,12 +182,31 @@ pub fn hold_on_bodies(
             let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
                 body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
             });
-            let masses = (particles.mass.get(a.vertex as usize).copied().unwrap_or(0.0), lent);
-            contacts.0.push(Contact::held(a.vertex, k as u32, (point, shift), predicted, masses));
+            contacts.0.push(Contact::held(a.vertex, k as u32, (point, shift), predicted, lent));
         }
         drop_contacts_with_holding_body(&mut contacts.0);
     }
     timings.add(PbdStage::GenerateCollisions, start);
+}
+
+/// The bodies cloth hangs from in this substep, by collider index in the [`CollisionWorld`], as the holds see and
+/// move them within the projection (§4.2, `collide::hold`); colliders that hold nothing are immovable.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct HeldBodies(pub(crate) Vec<HeldBody>);
+
+/// After lines (9)–(11): each holding body takes the correction its holds gave it, in its pose and velocities.
+pub fn settle_held_bodies(
+    held: Res<HeldBodies>,
+    world: Res<CollisionWorld>,
+    mut bodies: Query<(&mut ClothRigidBody, &mut Transform)>,
+    clock: Res<SimClock>,
+) {
+    for (k, correction) in held.0.iter().enumerate().filter(|(_, h)| h.inverse_mass > 0.0) {
+        let entity = world.entities.get(k).copied();
+        if let Some(Ok((mut body, mut pose))) = entity.map(|e| bodies.get_mut(e)) {
+            body.settle(&mut pose, correction, clock.dt);
+        }
+    }
 }
 
 /// How many cloth vertices each collider of `world` holds, over every cloth.
@@ -228,6 +256,7 @@ fn set_held_masses(mut cloths: Query<HeldCloth>, set: fn(&mut [f32], &[f32], &[C
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
     mut cloths: Query<ProjectedCloth>,
+    mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
@@ -276,7 +305,8 @@ pub fn project(
         };
         let multipliers = &mut solver.multipliers;
         let features = &mut features.contacts;
-        let scratch = ProjectionScratch { contacts: &mut contacts.0, features, volume_gradient, multipliers };
+        let bodies = &mut held.0[..];
+        let scratch = ProjectionScratch { contacts: &mut contacts.0, features, bodies, volume_gradient, multipliers };
         project_constraints(p, x, w, cloth, scratch, settings);
     }
     timings.add(PbdStage::Project, start);
@@ -380,7 +410,7 @@ pub fn couple_bodies(
 /// What §4.2's coupling reads of a cloth: its particles and its collider contacts of the substep.
 pub(crate) type CoupledCloth = (&'static mut Particles, &'static Contacts, &'static FeatureContacts);
 
-/// One cloth vertex's part in a collider contact of the substep, as §4.2's coupling reads it.
+/// One cloth vertex's part in a collider's surface contact of the substep, as §4.2's coupling reads it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Push {
     /// The collider's entity.
@@ -389,18 +419,17 @@ pub(crate) struct Push {
     pub collider: u32,
     /// The cloth vertex.
     pub vertex: u32,
-    /// The vertex's mass, with what a hold's body lends it, kg.
+    /// The vertex's mass, kg.
     pub mass: f32,
     /// The momentum mᵢ(Δpᵢ/Δt + Δvᵢ) the contact gave the vertex.
     pub given: Vec3,
     /// Where the collider takes the opposite.
     pub point: Vec3,
-    /// Whether the collider's surface pushed (a surface or feature contact) rather than held the vertex.
-    pub surface: bool,
 }
 
-/// Every vertex's part in the collider contacts of one cloth in this substep: the vertex contacts and holds, then
-/// the three vertices of each feature contact (the body takes their momentum at its feature point).
+/// Every vertex's part in the collider surface contacts of one cloth in this substep: the vertex contacts, then
+/// the three vertices of each feature contact (the body takes their momentum at its feature point). Holds are not
+/// among them: a hold and its body shared each correction within the projection (`collide::hold`).
 pub(crate) fn collider_pushes<'a>(
     particles: &'a Particles,
     (contacts, features): (&'a Contacts, &'a FeatureContacts),
@@ -409,17 +438,17 @@ pub(crate) fn collider_pushes<'a>(
 ) -> impl Iterator<Item = Push> + 'a {
     let entity = |k: u32| world.entities.get(k as usize).copied();
     let mass = |i: u32| particles.mass.get(i as usize).copied();
-    let of_contacts = contacts.0.iter().filter_map(move |c| {
-        let (entity, own) = (entity(c.collider)?, mass(c.vertex)?);
-        let surface = c.kind == ContactKind::Surface;
-        let (collider, vertex, point, given) = (c.collider, c.vertex, c.point, c.momentum_given(own, dt));
-        Some(Push { entity, collider, vertex, mass: own + c.lent_mass, given, point, surface })
+    let surfaces = contacts.0.iter().filter(|c| c.kind == ContactKind::Surface);
+    let of_contacts = surfaces.filter_map(move |c| {
+        let (entity, mass) = (entity(c.collider)?, mass(c.vertex)?);
+        let (collider, vertex, point, given) = (c.collider, c.vertex, c.point, c.momentum_given(mass, dt));
+        Some(Push { entity, collider, vertex, mass, given, point })
     });
     let of_features = features.contacts.iter().flat_map(move |c| {
         c.vertices.into_iter().zip(c.moved).filter_map(move |(vertex, moved)| {
             let (entity, mass) = (entity(c.collider)?, mass(vertex)?);
             let (collider, point, given) = (c.collider, c.point, moved * (mass / dt));
-            Some(Push { entity, collider, vertex, mass, given, point, surface: true })
+            Some(Push { entity, collider, vertex, mass, given, point })
         })
     });
     of_contacts.chain(of_features)
@@ -439,20 +468,16 @@ impl PushingMasses {
         self.0.resize(world.entities.len(), 0.0);
         for (particles, contacts, features) in cloths {
             for push in collider_pushes(particles, (contacts, features), world, dt) {
-                if let Some(total) = self.0.get_mut(push.collider as usize).filter(|_| push.surface) {
-                    *total += if push.given != Vec3::ZERO { push.mass } else { 0.0 };
+                if let Some(total) = self.0.get_mut(push.collider as usize).filter(|_| push.given != Vec3::ZERO) {
+                    *total += push.mass;
                 }
             }
         }
     }
 
-    /// The mass `push` pushes its body with: for a surface every vertex its collider pushed in the substep, for
-    /// a hold the vertex's own (with what the body lends it).
+    /// The mass `push` pushes its body with: every vertex its collider pushed in the substep.
     pub(crate) fn of(&self, push: &Push) -> f32 {
-        match push.surface {
-            true => self.0.get(push.collider as usize).map_or(push.mass, |total| total.max(push.mass)),
-            false => push.mass,
-        }
+        self.0.get(push.collider as usize).map_or(push.mass, |total| total.max(push.mass))
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
+use super::StageTimings;
 use super::cloth::{Attachments, BodyAttachments, Contacts, Particles, TetherSource, Tethers};
 use super::collide::contact::ContactKind;
 use super::collide::contacts::project_contacts;
@@ -15,7 +16,7 @@ use super::constraints::storage::StretchConstraints;
 use super::constraints::tether::{TETHERS_PER_VERTEX, TetherSet};
 use super::params::SimParams;
 use super::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, ProjectionSystems};
-use super::{StageTimings, stages};
+use super::stages::{self, HeldBodies};
 
 /// Tethers: each cloth's long-range attachments, rebuilt before a step and projected after each substep's
 /// iterations, while [`SimParams::tethers`] (or the cloth's own switch) is on.
@@ -75,9 +76,10 @@ pub fn refresh_tethers(
 
 /// After the iterations of lines (9)–(11) in every substep: each free vertex back within its tethers' reach
 /// (timed with the projection). Tethers anchored on a body's holds (a cloth nothing else holds) move the held
-/// vertices too; their holds put them back on the body points, so the body feels the pull (§4.2).
+/// vertices too; their holds then share the gap with the body, so the body feels the pull (§4.2).
 pub fn project_tethers(
     mut cloths: Query<(&mut Particles, &Tethers, &Attachments, &BodyAttachments, &mut Contacts)>,
+    mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,
 ) {
@@ -90,7 +92,7 @@ pub fn project_tethers(
         let stretched = tethers.set.project(p, w, params.tether_slack);
         if stretched > 0 && pins.0.is_empty() && !holds.0.is_empty() {
             let first = contacts.0.iter().position(|c| c.kind == ContactKind::Attached).unwrap_or(contacts.0.len());
-            project_contacts(&mut Slices { p, w }, x, &mut contacts.0[first..]);
+            project_contacts(&mut Slices { p, w }, x, &mut contacts.0[first..], &mut held.0);
         }
         timings.add(PbdStage::Project, start);
     }

@@ -196,10 +196,16 @@ fn a_closed_scene_reports_its_energy_gain_and_an_open_one_none() {
     let hanging = headless::run(preset::load("hanging_sheet").unwrap(), 120).unwrap();
     let gain = hanging.energy_gain.expect("the hanging sheet is a closed scene");
     assert!(gain < 0.0, "the hanging sheet gained {gain} of its energy");
-    // a ball holding a heavy sheet far from its centre gains it a hundredfold on its way to the speed cap
+    // a ball on a pinned strip doubles its energy (a fault not yet found): the report says so
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/strip_pendulum.ron");
+    let pumped = headless::run(preset::load(path).unwrap(), 60).unwrap();
+    assert!(pumped.energy_gain.is_some_and(|g| g > 0.5), "{:?}", pumped.energy_gain);
+    // a ball holding a heavy sheet far from its centre falls with it, its holds two-way: it no longer spins to the
+    // speed cap and gains 278 times its energy (issue 49, point 5)
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/lever_grip.ron");
-    let exploding = headless::run(preset::load(path).unwrap(), 120).unwrap();
-    assert!(exploding.energy_gain.is_some_and(|g| g > 1.0), "{:?}", exploding.energy_gain);
+    let lever = headless::run(preset::load(path).unwrap(), 120).unwrap();
+    assert_eq!(lever.capped_moves, 0);
+    assert!(lever.energy_gain.is_some_and(|g| g < 0.1), "{:?}", lever.energy_gain);
     // the flag's wind does work on it
     assert_eq!(headless::run(preset::load("flag").unwrap(), 10).unwrap().energy_gain, None);
 }

@@ -27,8 +27,8 @@ const PINNED: [(&str, &str); 12] = [
 const PINNED_BODIES: [(&str, &str); 4] = [
     ("mannequin", "da4ff0a7b9904612"),
     ("pile", "c3fb31aa0979c17c"),
-    ("stripes", "8e08235f7dfbeb72"),
-    ("tearing", "8d337893afc60e7d"),
+    ("stripes", "a5d7faa0ac6552e9"),
+    ("tearing", "886d4276329aeaf2"),
 ];
 #[cfg(not(feature = "avian"))]
 const PINNED_BODIES: [(&str, &str); 2] = [("stripes", "fe151e6f24e79990"), ("tearing", "5a361da46cc5c5b8")];

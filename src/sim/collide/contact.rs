@@ -18,7 +18,8 @@ pub struct Contact {
     /// Entry point q_c (continuous) or closest surface point q_s (static fallback), or the attachment point,
     /// at the end of the substep.
     pub point: Vec3,
-    /// Outward surface normal n at `point`.
+    /// Outward surface normal n at `point`. A hold has none: it keeps here where its vertex was when the holds
+    /// last projected it ([`Contact::settled`]), so a contact stays as small as it was.
     pub normal: Vec3,
     /// How far the collider's surface at `point` moved during the substep (zero for a static collider):
     /// friction and restitution act on the vertex's motion relative to it.
@@ -78,25 +79,28 @@ impl Contact {
         Self { kind: ContactKind::Attached, ..Self::surface(vertex, collider, hit, 0.0, (0.0, 0.0)) }
     }
 
-    /// A hold whose body lends its vertex (of mass `masses.0`, predicted at `predicted`) the mass `masses.1`
-    /// within the projection, so the cloth moves the vertex as little as it would move the body, and the
-    /// vertex's momentum is the body's share too. Only the pull of the cloth goes at that mass; the body carrying
-    /// the vertex from its prediction onto the body point moves the vertex's own mass alone, so that part of
-    /// [`Contact::moved`] starts scaled back by the vertex's share of the two.
+    /// A hold whose body lends its vertex (predicted at `predicted`) the mass `lent_mass` within the projection,
+    /// so the cloth moves the vertex as little as it would move the body; the vertex and the body share each
+    /// correction by their inverse masses (`hold::project_hold`).
     pub fn held(
         vertex: u32,
         collider: u32,
         (point, surface_shift): (Vec3, Vec3),
         predicted: Vec3,
-        masses: (f32, f32),
+        lent_mass: f32,
     ) -> Self {
-        let (mass, lent_mass) = masses;
-        let carried_share = if mass + lent_mass > 0.0 { lent_mass / (mass + lent_mass) } else { 0.0 };
-        Self {
-            lent_mass,
-            moved: -(point - predicted) * carried_share,
-            ..Self::attached(vertex, collider, point, surface_shift)
-        }
+        Self { lent_mass, normal: predicted, ..Self::attached(vertex, collider, point, surface_shift) }
+    }
+
+    /// For a hold, where its vertex was when the holds last projected it (at first, its prediction): the body's
+    /// lent part takes what the cloth moved it since (`hold::project_holds`).
+    pub fn settled(&self) -> Vec3 {
+        self.normal
+    }
+
+    /// Records where a hold's vertex is after the holds projected it.
+    pub(crate) fn settle_at(&mut self, at: Vec3) {
+        self.normal = at;
     }
 
     /// The momentum the contact gave its vertex of mass `mass` (with what its body lends it) in a substep of

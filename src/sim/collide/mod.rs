@@ -6,6 +6,7 @@ pub mod contact;
 pub(crate) mod contacts;
 pub mod features;
 pub(crate) mod general;
+pub mod hold;
 pub(crate) mod pinch;
 pub(crate) mod response;
 pub mod shapes;

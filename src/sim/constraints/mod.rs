@@ -30,6 +30,7 @@ use self::volume::VolumeResponse;
 use super::collide::contact::Contact;
 use super::collide::contacts::project_contacts;
 use super::collide::features::{FeatureContact, project_feature_contacts};
+use super::collide::hold::HeldBody;
 use super::lanes::{PackedWork, with_avx2};
 use super::parallel::run_phased;
 use super::selfcollide::{SelfContact, project_self_contacts_on};
@@ -130,6 +131,8 @@ pub(crate) struct ProjectionScratch<'a> {
     pub contacts: &'a mut [Contact],
     /// The colliders' features against the cloth's triangles (§4.2).
     pub features: &'a mut [FeatureContact],
+    /// The bodies the holds among `contacts` move, by collider (§4.2).
+    pub bodies: &'a mut [HeldBody],
     /// Scratch for the volume constraint's gradient ∇C (§4.4).
     pub volume_gradient: &'a mut Vec<Vec3>,
     /// XPBD's λ, zeroed here when the settings ask for XPBD; untouched otherwise.
@@ -221,7 +224,8 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
             }
             Work::Contacts => {
                 if let Ok(mut scratch) = projector.scratch.lock() {
-                    project_contacts(&mut view, x, scratch.contacts);
+                    let scratch = &mut *scratch;
+                    project_contacts(&mut view, x, scratch.contacts, scratch.bodies);
                     project_feature_contacts(&mut view, scratch.features);
                 }
             }
@@ -238,7 +242,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 if let (Some(target), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
-                    let ProjectionScratch { volume_gradient, multipliers, .. } = &mut *scratch;
+                    let ProjectionScratch { volume_gradient, multipliers, contacts, features, bodies } = &mut *scratch;
                     let response = match settings.xpbd {
                         None => VolumeResponse::Stiffness(1.0),
                         Some(XpbdSettings { alpha, share }) => {
@@ -248,8 +252,8 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                     volume::project_volume(p, w, triangles, target, response, volume_gradient);
                     // the volume comes last and pushes every vertex: the contacts again, so no vertex ends the
                     // iteration pressed into a collider by the balloon
-                    project_contacts(&mut view, x, scratch.contacts);
-                    project_feature_contacts(&mut view, scratch.features);
+                    project_contacts(&mut view, x, contacts, bodies);
+                    project_feature_contacts(&mut view, features);
                 }
             }
         }

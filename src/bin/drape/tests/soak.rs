@@ -57,10 +57,10 @@ fn a_closed_scene_gaining_energy_breaks_the_energy_invariant_and_a_calm_one_keep
         let gain = outcome.energy_gain.expect("a checked scene has a gain");
         (outcome.violations.iter().any(|v| v.invariant == "energy"), gain)
     };
-    // a ball holding a heavy sheet far from its centre leaves at the speed cap: its energy rises a hundredfold
-    let exploding = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/lever_grip.ron");
-    let (broken, gain) = energy_broken(exploding);
-    assert!(broken && gain > 1.0, "gain {gain}");
+    // a ball on a pinned strip doubles its energy (a fault not yet found)
+    let pumped = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/strip_pendulum.ron");
+    let (broken, gain) = energy_broken(pumped);
+    assert!(broken && gain > 0.5, "gain {gain}");
     // a sheet hanging from its corners only loses energy
     let (broken, gain) = energy_broken("hanging_sheet");
     assert!(!broken && gain < 0.0, "gain {gain}");
