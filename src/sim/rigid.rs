@@ -89,12 +89,12 @@ impl ClothRigidBody {
         self.angular_velocity += self.inverse_inertia_times(pose.rotation, torque);
     }
 
-    /// §4.2's impulse back from a cloth vertex that a contact or hold at `at` gave momentum `given`, pushed by
-    /// `pushing_mass` (every vertex the body's surface pushed in the substep, or every vertex it holds): the body
-    /// takes −`given`, but never more than its own effective mass along it could take at the vertices' speed
-    /// change. Explicit coupling overshoots otherwise: vertices heavier than the body at that point would send the
-    /// body back faster than they were pushed, growing each substep. Returns the share of `given` taken, at most 1:
-    /// the vertex gives the rest back (`give_back`), so momentum is kept.
+    /// §4.2's impulse back from a cloth vertex that a surface contact at `at` gave momentum `given`, pushed by
+    /// `pushing_mass` (every vertex the body's surface pushed in the substep): the body takes −`given`, but never
+    /// more than its own effective mass along it could take at the vertices' speed change. Explicit coupling
+    /// overshoots otherwise: vertices heavier than the body at that point would send the body back faster than they
+    /// were pushed, growing each substep. Returns the share of `given` taken, at most 1: the vertex gives the rest
+    /// back (`give_back`), so momentum is kept.
     pub fn take_from_vertex(&mut self, pose: &Transform, given: Vec3, pushing_mass: f32, at: Vec3) -> f32 {
         let Some(direction) = given.try_normalize() else {
             return 1.0;
@@ -114,7 +114,7 @@ impl ClothRigidBody {
         1.0 / ((self.inverse_mass + arm * self.inverse_inertia.max_element()) * holds.max(1) as f32)
     }
 
-    /// The body as its holds see it in the projection (`hold::project_hold`): predicted at `pose`.
+    /// The body as its holds see it in the projection (`hold::project_holds`): predicted at `pose`.
     pub fn held(&self, pose: &Transform) -> HeldBody {
         let turn = Mat3::from_quat(pose.rotation);
         let inertia = turn * Mat3::from_diagonal(self.inverse_inertia.recip()) * turn.transpose();

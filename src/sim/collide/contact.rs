@@ -81,7 +81,7 @@ impl Contact {
 
     /// A hold whose body lends its vertex (predicted at `predicted`) the mass `lent_mass` within the projection,
     /// so the cloth moves the vertex as little as it would move the body; the vertex and the body share each
-    /// correction by their inverse masses (`hold::project_hold`).
+    /// correction by their inverse masses (`hold::project_holds`).
     pub fn held(
         vertex: u32,
         collider: u32,

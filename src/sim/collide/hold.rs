@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_light_bar_held_along_its_length_goes_where_its_holds_are() {
-        // a 10 g bar 1 m long and 8 mm thick (light about its length), held 5 cm off its axis at eleven points by
+        // a 10 g bar 1 m long and about 1 cm thick (light about its length), held 5 cm off its axis at eleven points by
         // vertices of 8 g that the cloth turned 0.1 rad about the bar's axis and moved 1 cm sideways: the cheapest
         // way there is to turn the bar, and each solve closes every gap at once up to the turn's curvature
         let inertia = Mat3::from_diagonal(Vec3::new(2.1e-7, 8.3e-4, 8.3e-4));
