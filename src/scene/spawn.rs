@@ -102,6 +102,22 @@ pub enum SceneError {
         /// The first time found, seconds.
         time: f32,
     },
+    /// A barrel's motion carries a pinned or gripped vertex out through its wall.
+    #[error(
+        "cloth '{cloth}': {outside} of its pinned or gripped vertices are outside barrel '{barrel}' at t = {time:.2} s \
+         (the barrel's wall would sweep through pins that no contact moves and stretch the cloth between them; move \
+         the pins or the barrel)"
+    )]
+    PinOutsideBarrel {
+        /// The cloth's name.
+        cloth: String,
+        /// The barrel's name (or its index among the colliders when it has none).
+        barrel: String,
+        /// How many pinned or gripped vertices are outside it then.
+        outside: usize,
+        /// The first time found, seconds.
+        time: f32,
+    },
     /// A mesh collider's OBJ file cannot be read or parsed.
     #[error("collider '{name}': {message}")]
     ColliderMesh {
@@ -321,10 +337,11 @@ fn check_inside_barrels(
 /// How far ahead [`check_pins_outside_colliders`] follows moving pins and colliders, seconds, and how often.
 const PIN_LOOKAHEAD: (f32, f32) = (30.0, 1.0 / 60.0);
 
-/// Refuses a cloth with a pinned or gripped vertex inside a collider (not a barrel: [`check_inside_barrels`]) at
-/// the start, or carried into one by the pin's or the collider's motion within [`PIN_LOOKAHEAD`]: a pin has
-/// w = 0, so no contact moves it, and its free neighbours are held on the surface while it pulls them in. A
-/// dynamic body is checked where it starts.
+/// Refuses a cloth with a pinned or gripped vertex inside a collider at the start, or carried into one by the
+/// pin's or the collider's motion within [`PIN_LOOKAHEAD`]: a pin has w = 0, so no contact moves it, and its free
+/// neighbours are held on the surface while it pulls them in. A barrel's solid is its outside: a pin it starts
+/// around ([`check_inside_barrels`]) must not leave it through its wall. A dynamic body is checked where it
+/// starts.
 fn check_pins_outside_colliders(
     desc: &ClothDesc,
     cloth: &ClothBundle,
@@ -335,9 +352,6 @@ fn check_pins_outside_colliders(
     let pins_move = pins.iter().any(|a| a.motion != Motion::Fixed);
     for (k, (collider_desc, collider)) in descs.iter().zip(built).enumerate() {
         let ClothCollider { shape, motion, .. } = &collider.collider;
-        if matches!(shape, ColliderShape::Barrel { .. }) {
-            continue;
-        }
         let moves = collider.body.is_none() && *motion != ColliderMotion::Static;
         let samples = if pins_move || moves { (PIN_LOOKAHEAD.0 / PIN_LOOKAHEAD.1) as u32 } else { 0 };
         for step in 0..=samples {
@@ -346,12 +360,12 @@ fn check_pins_outside_colliders(
             let placed = shape.placed(&pose);
             let inside = pins.iter().filter(|a| placed.signed_distance(a.motion.target(a.anchor, t)) < 0.0).count();
             if inside > 0 {
-                let name = collider_label(collider_desc, k);
-                return Err(SceneError::PinInsideCollider {
-                    cloth: desc.name.clone(),
-                    collider: name,
-                    inside,
-                    time: t as f32,
+                let (cloth, name, time) = (desc.name.clone(), collider_label(collider_desc, k), t as f32);
+                return Err(match shape {
+                    ColliderShape::Barrel { .. } => {
+                        SceneError::PinOutsideBarrel { cloth, barrel: name, outside: inside, time }
+                    }
+                    _ => SceneError::PinInsideCollider { cloth, collider: name, inside, time },
                 });
             }
         }

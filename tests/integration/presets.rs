@@ -146,6 +146,14 @@ fn pins_inside_a_collider_or_carried_into_one_are_refused() {
     // a grip, too
     let grip = r#"grips: [(at: [Corners], motion: Fixed)]"#;
     assert!(build(sheet(grip, post)).err().unwrap().to_string().contains("'post'"));
+    // a barrel around the pins may spin about its axis, but not carry its wall across them
+    let barrel = "shape: Barrel(radius: 1.0, half_height: 1.0), placement: (translation: (0.0, 1.0, 0.0))";
+    assert!(build(sheet("pins: [Corners]", barrel)).is_ok());
+    let spinning = format!("{barrel}, motion: Spin(axis: (0.0, 1.0, 0.0), angular_speed: 2.0)");
+    assert!(build(sheet("pins: [Corners]", &spinning)).is_ok());
+    let sliding = format!("{barrel}, motion: Oscillate(axis: (1.0, 0.0, 0.0), amplitude: 0.5, frequency: 1.0)");
+    let message = build(sheet("pins: [Corners]", &sliding)).err().unwrap().to_string();
+    assert!(message.contains("2 of its pinned") && message.contains("outside barrel 'post'"), "{message}");
 }
 
 #[test]

@@ -177,12 +177,15 @@ fn clear_the_start(desc: &mut SceneDesc) {
     keep_pins_out_of_colliders(desc);
 }
 
-/// Stills the pin and grip motions of a cloth whose pins the scene build finds in a collider (carried there by a
-/// motion), and drops its pins and grips if a moving collider still runs into them: the build refuses such a
-/// scene, which `pins_inside_a_collider_or_carried_into_one_are_refused` covers.
+/// Stills the pin and grip motions of a cloth whose pins the scene build finds in a collider or out of a barrel
+/// (carried there by a motion), and drops its pins and grips if a moving collider still runs into them: the build
+/// refuses such a scene, which `pins_inside_a_collider_or_carried_into_one_are_refused` covers.
 fn keep_pins_out_of_colliders(desc: &mut SceneDesc) {
     for _ in 0..2 * desc.cloths.len() {
-        let Err(SceneError::PinInsideCollider { cloth, .. }) = build_scene(desc) else { return };
+        let cloth = match build_scene(desc) {
+            Err(SceneError::PinInsideCollider { cloth, .. } | SceneError::PinOutsideBarrel { cloth, .. }) => cloth,
+            _ => return,
+        };
         let Some(cloth) = desc.cloths.iter_mut().find(|c| c.name == cloth) else { return };
         if cloth.pin_motion != Motion::Fixed || cloth.grips.iter().any(|g| g.motion != Motion::Fixed) {
             cloth.pin_motion = Motion::Fixed;
