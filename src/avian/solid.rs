@@ -5,12 +5,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use avian3d::parry::bounding_volume::Aabb;
 use avian3d::parry::math::Pose;
 use avian3d::parry::query::{Ray, ShapeCastOptions, ShapeCastStatus, cast_shapes};
 use avian3d::parry::shape::{Ball, SharedShape};
 use bevy::math::Vec3;
 
+use crate::sim::collide::clearance_grid::ClearanceGrid;
+use crate::sim::collide::edge_grid::EdgeGrid;
 use crate::sim::collide::features::FeatureEdge;
 use crate::sim::collide::general::{GeneralShape, SolidQueries, mesh_feature_edges, scan_edges_near};
 use crate::sim::collide::shapes::Shape;
@@ -30,6 +31,9 @@ pub fn cloth_shape(shape: &SharedShape) -> Shape {
     }
 }
 
+/// Above this many edges a solid bins them into an [`EdgeGrid`]; below, a scan is as quick.
+const MANY_EDGES: usize = 64;
+
 /// A parry shape answering the cloth's queries. A triangle mesh has an inside only when it was built with
 /// pseudo-normals (`TrimeshFlags::ORIENTED`); otherwise it is a shell.
 #[derive(Clone)]
@@ -38,14 +42,20 @@ pub struct ParrySolid {
     pub shape: SharedShape,
     /// Its straight edges with their outward directions, found once.
     edges: Vec<FeatureEdge>,
-    /// For a triangle mesh, the indices into `edges` of each triangle's three edges.
-    triangle_edges: Vec<[u32; 3]>,
+    /// The grid that finds the edges near a box, for a solid with many.
+    edge_grid: Option<EdgeGrid>,
+    /// For a triangle mesh, the grid that tells quickly how far a point lies outside it.
+    clearances: Option<ClearanceGrid>,
 }
 
 impl ParrySolid {
-    /// `shape` with its edges: a triangle mesh's or a convex hull's, none for any other shape.
+    /// `shape` with its edges (a triangle mesh's or a convex hull's, none for any other shape) and, for a triangle
+    /// mesh, its [`ClearanceGrid`].
     pub fn new(shape: SharedShape) -> Self {
-        let (edges, triangle_edges) = if let Some(mesh) = shape.as_trimesh() {
+        let clearances = shape.as_trimesh().and_then(|mesh| {
+            ClearanceGrid::new(mesh.vertices(), mesh.indices(), mesh.pseudo_normals_if_oriented().is_some())
+        });
+        let (edges, _) = if let Some(mesh) = shape.as_trimesh() {
             mesh_feature_edges(mesh.vertices(), mesh.indices())
         } else if let Some(hull) = shape.as_convex_polyhedron() {
             let at = |i: u32| hull.points().get(i as usize).copied();
@@ -56,7 +66,8 @@ impl ParrySolid {
         } else {
             (Vec::new(), Vec::new())
         };
-        Self { shape, edges, triangle_edges }
+        let edge_grid = if edges.len() > MANY_EDGES { EdgeGrid::new(&edges) } else { None };
+        Self { shape, edges, edge_grid, clearances }
     }
 }
 
@@ -84,14 +95,9 @@ impl SolidQueries for ParrySolid {
     }
 
     fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
-        // a triangle mesh's own tree finds the triangles near the box, and with them their edges
-        let Some(mesh) = self.shape.as_trimesh().filter(|m| m.indices().len() == self.triangle_edges.len()) else {
-            return scan_edges_near(&self.edges, min, max, f);
-        };
-        for t in mesh.bvh().intersect_aabb(&Aabb::new(min, max)) {
-            if let Some(edges) = self.triangle_edges.get(t as usize) {
-                edges.iter().for_each(|&e| f(e));
-            }
+        match &self.edge_grid {
+            Some(grid) => grid.edges_near(min, max, f),
+            None => scan_edges_near(&self.edges, min, max, f),
         }
     }
 
@@ -121,6 +127,10 @@ impl SolidQueries for ParrySolid {
         // vertex), and the ray enters there if it heads inward
         let (_, inside, out) = self.closest(a);
         (!inside && (b - a).dot(out) < 0.0).then_some((0.0, out))
+    }
+
+    fn clearance(&self, q: Vec3) -> f32 {
+        self.clearances.as_ref().map_or(0.0, |grid| grid.clearance(q))
     }
 
     fn aabb(&self) -> (Vec3, Vec3) {
@@ -187,6 +197,54 @@ mod tests {
         let lengths = |l: f32| edges.iter().filter(|[a, b]| (a.distance(*b) - l).abs() < 1e-5).count();
         assert_eq!((lengths(2.0), lengths(8.0f32.sqrt())), (12, 6));
         assert_eq!(Shape::General(mesh).edges().len(), 18);
+    }
+
+    /// The shipped mannequin as Avian makes it a collider (`avian::meshes`).
+    fn mannequin() -> SharedShape {
+        let text = std::fs::read_to_string("assets/meshes/mannequin.obj").expect("the shipped mesh");
+        let mesh = crate::scene::obj::parse(&text, "mannequin.obj").expect("a valid OBJ");
+        SharedShape::trimesh_with_flags(mesh.positions, mesh.triangles, TriMeshFlags::FIX_INTERNAL_EDGES)
+            .expect("a valid mesh")
+    }
+
+    #[test]
+    fn the_mannequins_clearances_are_lower_bounds_of_parrys_distances() {
+        use rand::{Rng, SeedableRng};
+        let shape = mannequin();
+        let solid = ParrySolid::new(shape.clone());
+        let grid = solid.clearances.as_ref().expect("a grid");
+        let (lo, hi) = solid.aabb();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut clear = 0;
+        for _ in 0..20_000 {
+            let q = Vec3::new(rng.random(), rng.random(), rng.random()) * (hi - lo + 0.4) + lo - 0.2;
+            let (projection, _) = shape.project_local_point_and_get_feature(q);
+            let exact = q.distance(projection.point) * if projection.is_inside { -1.0 } else { 1.0 };
+            let clearance = grid.clearance(q);
+            assert!(clearance <= exact.max(0.0) + 1e-5, "{q}: clearance {clearance}, parry {exact}");
+            clear += (clearance > 0.0) as u32;
+        }
+        assert!(clear > 10_000, "{clear} of 20,000 clear: the grid must reject most points");
+    }
+
+    #[test]
+    fn the_clearance_grid_changes_no_contact_of_the_mannequin() {
+        use rand::{Rng, SeedableRng};
+        let fast = ParrySolid::new(mannequin());
+        let slow = ParrySolid { clearances: None, ..fast.clone() };
+        let [fast, slow] = [fast, slow].map(|solid| Shape::General(GeneralShape::new(Arc::new(solid))).inflated(0.01));
+        let (lo, hi) = (Vec3::new(-0.5, -0.2, -0.4), Vec3::new(0.5, 2.0, 0.4));
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let (mut hits, mut rejected) = (0, 0);
+        for _ in 0..5_000 {
+            let x = Vec3::new(rng.random(), rng.random(), rng.random()) * (hi - lo) + lo;
+            let p = x + (Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5) * 0.1;
+            let contact = fast.contact(x, p);
+            assert_eq!(contact, slow.contact(x, p), "ray {x} → {p}");
+            hits += contact.is_some() as u32;
+            rejected += fast.is_clear_of(x, x.distance(p)) as u32;
+        }
+        assert!(hits > 50 && rejected > 2_500, "{hits} hits, {rejected} rejected: the rays must exercise both");
     }
 
     #[test]

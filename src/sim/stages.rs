@@ -142,7 +142,8 @@ pub fn generate_collisions(
         let cloth = FeatureCloth { x, p, w, triangles: &mesh.triangles };
         // with `collider_edges` off the features are empty and this finds nothing
         let FeatureContacts { contacts: found, search } = &mut *features;
-        find_feature_contacts(cloth, (colliders, edges), (material.thickness, clock.dt), found, search);
+        let knobs = (material.thickness, clock.dt, params.parallel);
+        find_feature_contacts(cloth, (colliders, edges), knobs, found, search);
         // a vertex a body holds is where its body puts it
         let held = |vertex: u32| holds.0.iter().any(|a| a.vertex == vertex);
         depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0, held);

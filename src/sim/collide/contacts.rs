@@ -157,7 +157,7 @@ pub fn push_out_of_colliders(
 ) -> usize {
     let first = contacts.len();
     let probe = |collider: &SweptCollider, _: &GrownShape, i: usize, x: Vec3, p: Vec3| {
-        if collider.world.signed_distance(p) >= 0.0 {
+        if collider.world.is_clear_of(p, 0.0) || collider.world.signed_distance(p) >= 0.0 {
             return None;
         }
         let (point, normal) = collider.world.inflated(margin).closest_surface(p);

@@ -21,6 +21,7 @@ pub use super::general::FeatureEdge;
 use super::shapes::{Shape, box_corner_sign};
 use super::swept::SweptCollider;
 use crate::sim::constraints::access::ParticleAccess;
+use crate::sim::parallel::SliceOutputs;
 
 /// How far outside a triangle (in barycentric coordinates) a feature still counts as over it: a corner on the
 /// edge two triangles share is over both.
@@ -159,6 +160,16 @@ pub(crate) struct FeatureCloth<'a> {
 pub struct FeatureSearch {
     /// Every triangle's box at p.
     boxes: Vec<(Vec3, Vec3)>,
+    /// What each slice of the triangles found, and its scratch.
+    slices: SliceOutputs<FeatureSlice>,
+}
+
+/// One slice of the triangles' search: its contacts collider by collider, where each collider's run ends, and the
+/// scratch of the triangle at hand.
+#[derive(Debug, Default)]
+struct FeatureSlice {
+    found: Vec<FeatureContact>,
+    collider_end: Vec<u32>,
     /// The edges near one triangle.
     candidates: Vec<u32>,
     /// Their pieces over it.
@@ -169,14 +180,18 @@ pub struct FeatureSearch {
     stamp: u32,
 }
 
+/// Triangles per slice of [`find_feature_contacts`] at least: below that a cloth is searched on one thread.
+const MIN_FEATURE_SLICE: usize = 256;
+
 /// Line (8) for the colliders' features: refills `out` with the contacts of the edges of `colliders` and the
-/// cloth's triangles at p (module docs), in a fixed order. Each collider meets only the triangles inside the box
-/// around its edges, and a general solid only its edges near each triangle ([`Shape::edges_near`]). Allocates
-/// nothing once `out` has grown.
+/// cloth's triangles at p (module docs), ordered by collider, then triangle. Each collider meets only the triangles
+/// inside the box around its edges, and a general solid only its edges near each triangle
+/// ([`Shape::edges_near`]). The triangles are searched in slices, on the compute pool's threads when `parallel`
+/// (the order, hence the result, is the same). Allocates nothing once the buffers have grown.
 pub(crate) fn find_feature_contacts(
     cloth: FeatureCloth,
     (colliders, features): (&[SweptCollider], &ColliderFeatures),
-    (thickness, dt): (f32, f32),
+    (thickness, dt, parallel): (f32, f32, bool),
     out: &mut Vec<FeatureContact>,
     search: &mut FeatureSearch,
 ) {
@@ -187,87 +202,123 @@ pub(crate) fn find_feature_contacts(
     }
     let Some((lo, hi)) = bounding_box(p) else { return };
     // the triangles' boxes are grown by the detection band; the edges' radii are in the colliders' boxes
-    let reach = (1.0 + DETECTION_MARGIN) * thickness;
-    let band = Vec3::splat(reach);
-    let overlap = |(a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)| a.cmple(d).all() && c.cmple(b).all();
-    let near =
-        |k: usize| features.bounds.get(k).is_some_and(|&(lo_k, hi_k)| overlap((lo, hi), (lo_k - band, hi_k + band)));
-    if !(0..colliders.len()).any(|k| !features.range(k).is_empty() && near(k)) {
+    let band = Vec3::splat((1.0 + DETECTION_MARGIN) * thickness);
+    let near_collider = |k: usize| {
+        let &(lo_k, hi_k) = features.bounds.get(k).filter(|_| !features.range(k).is_empty())?;
+        let near = (lo_k - band, hi_k + band);
+        overlap((lo, hi), near).then_some(near)
+    };
+    if !(0..colliders.len()).any(|k| near_collider(k).is_some()) {
         return;
     }
-    let FeatureSearch { boxes, candidates, pieces, seen, stamp } = search;
+    let FeatureSearch { boxes, slices } = search;
     // every triangle's box once (empty for a triangle that is pinned or not finite), then each collider's
     boxes.clear();
     boxes.extend(triangles.iter().map(|tri| match corners_of(p, tri) {
         Some(c) if tri.iter().any(|&i| w[i as usize] != 0.0) => (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2])),
         _ => (Vec3::INFINITY, Vec3::NEG_INFINITY),
     }));
-    for (k, collider) in colliders.iter().enumerate() {
-        let range = features.range(k);
-        let Some(&(cmin, cmax)) = features.bounds.get(k).filter(|_| !range.is_empty()) else { continue };
-        let near_collider = (cmin - band, cmax + band);
-        if !overlap((lo, hi), near_collider) {
-            continue;
+    let boxes = &boxes[..];
+    let found = slices.run(triangles.len(), MIN_FEATURE_SLICE, parallel, |range, slice| {
+        slice.found.clear();
+        slice.collider_end.clear();
+        for (k, collider) in colliders.iter().enumerate() {
+            if let Some(near) = near_collider(k) {
+                let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
+                let edges = (&features.start[features.range(k)], &features.end[features.range(k)]);
+                search_collider(cloth, (k, collider, edges, near), (thickness, dt), &boxes[range.clone()], slice);
+            }
+            slice.collider_end.push(slice.found.len() as u32);
         }
-        let (start_edges, end_edges) = (&features.start[range.clone()], &features.end[range]);
-        let to_local = collider.end.inverse();
-        for (tri, &(tmin, tmax)) in triangles.iter().zip(boxes.iter()) {
-            if !overlap((tmin, tmax), near_collider) {
-                continue;
-            }
-            let Some(corners) = corners_of(p, tri) else { continue };
-            let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
-            candidates.clear();
-            if let Shape::General(_) = collider.local {
-                let local = corners.map(|c| Vec3::from(to_local.transform_point(c)));
-                let (lmin, lmax) = (local[0].min(local[1]).min(local[2]), local[0].max(local[1]).max(local[2]));
-                // each edge once: a mesh edge is reported with each of its triangles
-                *stamp = stamp.wrapping_add(1);
-                if *stamp == 0 {
-                    seen.fill(0);
-                    *stamp = 1;
-                }
-                seen.resize(seen.len().max(end_edges.len()), 0);
-                collider.local.edges_near(lmin - band, lmax + band, &mut |e| {
-                    if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
-                        *mark = *stamp;
-                        candidates.push(e);
-                    }
-                });
-                // in the edges' own order, not the tree's: the projection's order is the same for every pose
-                candidates.sort_unstable();
-            } else {
-                candidates.extend(0..end_edges.len() as u32);
-            }
-            let edge_pair = |e: u32| Some((end_edges.get(e as usize)?, start_edges.get(e as usize)?));
-            pieces.clear();
-            pieces.extend(candidates.iter().filter_map(|&e| {
-                let (edge, start) = edge_pair(e)?;
-                let near = overlap((tmin, tmax), edge.bounds(reach));
-                near.then(|| Some((e, Piece::of(edge, start, &frame, thickness)?))).flatten()
-            }));
-            // a triangle an edge went through at the start is released, not held pierced: its vertices' own
-            // contacts and the cloth pull it out, and from then on it keeps its side
-            if pieces.iter().any(|(_, piece)| piece.crossed_at_start()) {
-                continue;
-            }
-            for (e, piece) in pieces.iter() {
-                let Some(pair) = edge_pair(*e) else { continue };
-                feature_hits(pair, (piece, &frame), (thickness, dt), |hit| {
-                    out.push(FeatureContact {
-                        vertices: *tri,
-                        bary: hit.bary,
-                        collider: k as u32,
-                        point: hit.point,
-                        normal: hit.normal,
-                        gap: hit.gap,
-                        moved: [Vec3::ZERO; 3],
-                    })
-                });
+    });
+    for k in 0..colliders.len() {
+        for slice in found {
+            if let Ok(slice) = slice.lock() {
+                let start = if k == 0 { 0 } else { slice.collider_end[k - 1] as usize };
+                out.extend_from_slice(&slice.found[start..slice.collider_end[k] as usize]);
             }
         }
     }
 }
+
+/// Whether two boxes overlap.
+fn overlap((a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)) -> bool {
+    a.cmple(d).all() && c.cmple(b).all()
+}
+
+/// [`find_feature_contacts`] for collider `k` (its edges at the start and the end of the substep, and the box
+/// around them grown by the band) and the triangles of `cloth` with their `boxes`, appending to `slice.found`.
+fn search_collider(
+    cloth: FeatureCloth,
+    (k, collider, (start_edges, end_edges), near_collider): (usize, &SweptCollider, EdgePoses, (Vec3, Vec3)),
+    (thickness, dt): (f32, f32),
+    boxes: &[(Vec3, Vec3)],
+    slice: &mut FeatureSlice,
+) {
+    let FeatureCloth { x, p, triangles, .. } = cloth;
+    let FeatureSlice { found, candidates, pieces, seen, stamp, .. } = slice;
+    let reach = (1.0 + DETECTION_MARGIN) * thickness;
+    let band = Vec3::splat(reach);
+    let to_local = collider.end.inverse();
+    for (tri, &(tmin, tmax)) in triangles.iter().zip(boxes) {
+        if !overlap((tmin, tmax), near_collider) {
+            continue;
+        }
+        let Some(corners) = corners_of(p, tri) else { continue };
+        let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
+        candidates.clear();
+        if let Shape::General(_) = collider.local {
+            let local = corners.map(|c| Vec3::from(to_local.transform_point(c)));
+            let (lmin, lmax) = (local[0].min(local[1]).min(local[2]), local[0].max(local[1]).max(local[2]));
+            // each edge once: a mesh edge is reported with each of its triangles
+            *stamp = stamp.wrapping_add(1);
+            if *stamp == 0 {
+                seen.fill(0);
+                *stamp = 1;
+            }
+            seen.resize(seen.len().max(end_edges.len()), 0);
+            collider.local.edges_near(lmin - band, lmax + band, &mut |e| {
+                if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
+                    *mark = *stamp;
+                    candidates.push(e);
+                }
+            });
+            // in the edges' own order, not the grid's: the projection's order is the same for every pose
+            candidates.sort_unstable();
+        } else {
+            candidates.extend(0..end_edges.len() as u32);
+        }
+        let edge_pair = |e: u32| Some((end_edges.get(e as usize)?, start_edges.get(e as usize)?));
+        pieces.clear();
+        pieces.extend(candidates.iter().filter_map(|&e| {
+            let (edge, start) = edge_pair(e)?;
+            let near = overlap((tmin, tmax), edge.bounds(reach));
+            near.then(|| Some((e, Piece::of(edge, start, &frame, thickness)?))).flatten()
+        }));
+        // a triangle an edge went through at the start is released, not held pierced: its vertices' own
+        // contacts and the cloth pull it out, and from then on it keeps its side
+        if pieces.iter().any(|(_, piece)| piece.crossed_at_start()) {
+            continue;
+        }
+        for (e, piece) in pieces.iter() {
+            let Some(pair) = edge_pair(*e) else { continue };
+            feature_hits(pair, (piece, &frame), (thickness, dt), |hit| {
+                found.push(FeatureContact {
+                    vertices: *tri,
+                    bary: hit.bary,
+                    collider: k as u32,
+                    point: hit.point,
+                    normal: hit.normal,
+                    gap: hit.gap,
+                    moved: [Vec3::ZERO; 3],
+                })
+            });
+        }
+    }
+}
+
+/// A collider's edges at the start and at the end of the substep.
+type EdgePoses<'a> = (&'a [FeatureEdge], &'a [FeatureEdge]);
 
 /// A cloth triangle as the feature test reads it, set up once for all the edges near it.
 #[derive(Clone, Copy, Debug)]
@@ -472,7 +523,7 @@ mod tests {
         features.refill(&colliders);
         let cloth = FeatureCloth { x, p, w: &[1.0; 3], triangles: &[[0, 1, 2]] };
         let (mut found, mut search) = (Vec::new(), FeatureSearch::default());
-        find_feature_contacts(cloth, (&colliders, &features), (thickness, 0.01), &mut found, &mut search);
+        find_feature_contacts(cloth, (&colliders, &features), (thickness, 0.01, false), &mut found, &mut search);
         found
     }
 

@@ -22,6 +22,12 @@ pub trait SolidQueries: Send + Sync + fmt::Debug {
     /// The axis-aligned box (min, max) around the solid.
     fn aabb(&self) -> (Vec3, Vec3);
 
+    /// A lower bound on the distance from `q` to the solid when `q` lies outside it, found faster than
+    /// [`Self::closest`]; 0 when it may lie inside or the solid cannot tell (this default).
+    fn clearance(&self, _q: Vec3) -> f32 {
+        0.0
+    }
+
     /// The solid's straight edges, each once (a triangle mesh's or a convex hull's): what the cloth's triangles
     /// are kept off (`features`); none for a solid without any.
     fn edges(&self) -> &[FeatureEdge] {
@@ -148,6 +154,12 @@ impl GeneralShape {
         let (point, inside, _) = self.solid.closest(local);
         let distance = local.distance(point);
         (if inside { -distance } else { distance }) - self.margin
+    }
+
+    /// A lower bound on the signed distance from `q` to the grown surface where it is positive
+    /// ([`SolidQueries::clearance`]); 0 or less where the solid cannot tell.
+    pub fn clearance(&self, q: Vec3) -> f32 {
+        self.solid.clearance(self.solid_point(q)) - self.margin
     }
 
     /// The grown surface's point closest to `q` and the outward normal there.

@@ -2,8 +2,10 @@
 //! with the continuous ray test in each collider's own frame (so moving colliders are caught too) and the
 //! static fallback, contact projection inside the solver loop, and friction/restitution in line (16).
 
+pub mod clearance_grid;
 pub mod contact;
 pub(crate) mod contacts;
+pub mod edge_grid;
 pub mod features;
 pub(crate) mod general;
 pub mod hold;

@@ -178,6 +178,17 @@ impl Shape {
         }
     }
 
+    /// Whether `q` lies outside by more than `distance`, as far as a quick test can tell: a general solid's
+    /// clearance (`SolidQueries::clearance`); `false` for an analytic shape, whose exact
+    /// distance is as quick.
+    #[inline]
+    pub fn is_clear_of(&self, q: Vec3, distance: f32) -> bool {
+        match self {
+            Shape::General(shape) => shape.clearance(q) > distance,
+            _ => false,
+        }
+    }
+
     /// The surface point closest to `q` and the outward normal there (static collision, §3.4).
     pub fn closest_surface(&self, q: Vec3) -> (Vec3, Vec3) {
         match *self {
@@ -357,6 +368,10 @@ impl Shape {
     /// left on the boundary (or a hair inside it, by rounding) by the last substep's projection must leave on the
     /// side it was pushed to, never through a thin collider to the other side.
     pub fn contact(&self, x: Vec3, p: Vec3) -> Option<(Vec3, Vec3, bool)> {
+        if self.is_clear_of(x, x.distance(p).max(RESTING_SKIN)) {
+            // outside by more than the ray is long: it cannot enter, and x does not rest on the surface
+            return None;
+        }
         let from = self.signed_distance(x);
         let (point, normal) = if from >= 0.0 {
             // a general shape's cast is dear, and a ray shorter than its start's distance cannot enter
