@@ -30,6 +30,9 @@ const BARY_MARGIN: f32 = 0.01;
 const MAX_LEVER: f32 = 2.0;
 /// A triangle whose area is below this sine of the angle at its first corner times its two sides has no plane.
 const DEGENERATE_SINE: f32 = 1e-6;
+/// A triangle whose centre is farther from a general solid than this many times its largest centre–corner
+/// distance (the barycentric margin grows it a little), plus the bands, meets none of the solid's edges.
+const CLEAR_SIZE: f32 = 1.1;
 /// A feature this many gaps farther from a triangle than its gap still gets a contact (inactive until the
 /// projection brings the two within the gap).
 const DETECTION_MARGIN: f32 = 1.0;
@@ -267,8 +270,14 @@ fn search_collider(
         let Some(corners) = corners_of(p, tri) else { continue };
         let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
         candidates.clear();
-        if let Shape::General(_) = collider.local {
+        if let Shape::General(solid) = &collider.local {
             let local = corners.map(|c| Vec3::from(to_local.transform_point(c)));
+            // a triangle farther from the solid than its size and the band meets none of its edges
+            let centre = (local[0] + local[1] + local[2]) / 3.0;
+            let size = local.iter().map(|c| c.distance(centre)).fold(0.0, f32::max);
+            if solid.clearance(centre) > CLEAR_SIZE * size + 2.0 * (reach + solid.margin) {
+                continue;
+            }
             let (lmin, lmax) = (local[0].min(local[1]).min(local[2]), local[0].max(local[1]).max(local[2]));
             // each edge once: a mesh edge is reported with each of its triangles
             *stamp = stamp.wrapping_add(1);
