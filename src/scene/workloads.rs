@@ -47,16 +47,20 @@ pub fn grid_dihedral(n: u32) -> Result<SceneDesc, String> {
     Ok(desc)
 }
 
-/// The workloads `drape bench --workload NAME --grid N` knows.
+/// The grid workloads `drape bench --workload NAME --grid N` knows.
 pub(crate) const WORKLOADS: [&str; 3] = ["grid_distance", "grid_dihedral", "sheet"];
 
-/// The scene of workload `name` at `n`×`n` quads.
+/// The scene of workload `name`: a grid workload at `n`×`n` quads, or a shipped preset as it is (the contact
+/// workloads compared with Jolt: `mannequin`, `tablecloth`, `pile`, `layers`).
 pub fn workload(name: &str, n: u32) -> Result<SceneDesc, String> {
     match name {
         "grid_distance" => Ok(grid_distance(n)),
         "grid_dihedral" => grid_dihedral(n),
         "sheet" => sheet(n, 4, 8),
-        other => Err(format!("unknown workload '{other}'; known: {}", WORKLOADS.join(", "))),
+        preset_name if preset::names().iter().any(|known| known == preset_name) => {
+            preset::load(preset_name).map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown workload '{other}'; known: {} and the presets", WORKLOADS.join(", "))),
     }
 }
 
@@ -81,6 +85,15 @@ pub fn sheet(n: u32, iterations: u32, substeps: u32) -> Result<SceneDesc, String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preset_is_a_workload_by_name_and_an_unknown_name_is_refused() {
+        let tablecloth = workload("tablecloth", 0).expect("a shipped preset");
+        assert_eq!(tablecloth, preset::load("tablecloth").expect("it loads"));
+        let e = workload("tablecloth.ron", 0).expect_err("a path is not a workload");
+        assert!(e.contains("unknown workload 'tablecloth.ron'") && e.contains("grid_distance"), "{e}");
+        assert_eq!(workload("grid_distance", 8).map(|d| d.name), Ok("grid_distance_8".into()));
+    }
 
     #[test]
     fn grid_distance_matches_its_definition() {

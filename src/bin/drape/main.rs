@@ -71,7 +71,7 @@ enum Command {
         /// Folder for the CSV and the plots.
         #[arg(long, default_value = "bench-out")]
         out: std::path::PathBuf,
-        /// Time only this workload (`grid_distance`, `grid_dihedral`) and print JSON.
+        /// Time only this workload (`grid_distance`, `grid_dihedral`, `sheet`, or a preset by name) and print JSON.
         #[arg(long)]
         workload: Option<String>,
         /// Quads per side of the workload's grid.
@@ -86,6 +86,9 @@ enum Command {
         /// Frames timed per run.
         #[arg(long, default_value_t = 60)]
         frames: u32,
+        /// Frames run before timing (a contact workload's cloth lands in them).
+        #[arg(long, default_value_t = 10)]
+        warmup: u32,
         /// Record the run (record and replay) and report its cost per step as stage `record`.
         #[arg(long)]
         record: bool,
@@ -188,8 +191,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Bench { out, workload, grid, single_threaded, repeats, frames, record }) => {
-            let config = crate::bench::BenchConfig { repeats, frames, record, ..Default::default() };
+        Some(Command::Bench { out, workload, grid, single_threaded, repeats, frames, warmup, record }) => {
+            let config = crate::bench::BenchConfig { repeats, frames, warmup, record };
             let result = match workload.as_deref() {
                 None => {
                     crate::bench::run_all(&out, config).map(|_| format!("{{\"out\": {:?}}}", out.display().to_string()))

@@ -179,7 +179,7 @@ impl SpatialHash {
     /// A box covering more grid cells than there are triangles scans all triangle boxes instead.
     pub fn for_each_in_box(&self, min: Vec3, max: Vec3, mut f: impl FnMut(u32)) {
         if let Some(query) = self.query(min, max, 0) {
-            self.for_each_overlap(&[query], |_, t| f(t));
+            self.for_each_overlap(&[query], |_| false, |_, t| f(t));
         }
     }
 
@@ -198,8 +198,9 @@ impl SpatialHash {
     /// Calls `f(query id, triangle)` once for every query of `group` and triangle whose boxes overlap. All
     /// queries of the group must have the same `cells` (they then probe the same cells at every level, since
     /// the levels' cell sizes are the level-0 size times powers of two), so each table cell is read once for
-    /// the whole group: neighbouring vertices share it.
-    pub fn for_each_overlap(&self, group: &[BoxQuery], mut f: impl FnMut(u32, u32)) {
+    /// the whole group: neighbouring vertices share it. Triangles for which `skip` holds are passed over before
+    /// their boxes are compared (cloth against cloth skips the group's own cloth).
+    pub fn for_each_overlap(&self, group: &[BoxQuery], skip: impl Fn(u32) -> bool, mut f: impl FnMut(u32, u32)) {
         let Some(first) = group.first() else { return };
         if self.bounds.is_empty() {
             return;
@@ -212,6 +213,7 @@ impl SpatialHash {
         let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
         let packed = PackedQueries::new(group);
         let mut report = |t: u32, lo: Vec4, hi: Vec4| match &packed {
+            _ if skip(t) => {}
             Some(packed) => packed.for_each_hit(lo, hi, |i| f(group[i].id, t)),
             None => {
                 for q in group {

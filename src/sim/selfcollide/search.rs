@@ -155,8 +155,13 @@ pub fn find_self_contacts(
         // vertices whose rays start and end in the same cells look the hash up together
         queries.sort_unstable_by_key(|q| (q.cells[0].to_array(), q.cells[1].to_array(), q.id));
         let mut narrow = NarrowPhase::new(x, p, triangles, h);
+        let group_of_triangle = |t: u32| triangles.get(t as usize).and_then(|tri| group_of(tri[0]));
         for group in queries.chunk_by(|a, b| a.cells == b.cells) {
-            hash.for_each_overlap(group, |v, t| {
+            // queries all from one cloth pass over that cloth's triangles without comparing boxes
+            let own =
+                group.first().and_then(|q| group_of(q.id)).filter(|&g| group.iter().all(|q| group_of(q.id) == Some(g)));
+            let skip = |t: u32| own.is_some() && group_of_triangle(t) == own;
+            hash.for_each_overlap(group, skip, |v, t| {
                 if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
                     && (groups.is_empty() || group_of(v) != group_of(triangles[t as usize][0]))
                     && (!cull || patches.pair_needed(v, t))
