@@ -55,16 +55,16 @@ impl ParrySolid {
         let clearances = shape.as_trimesh().and_then(|mesh| {
             ClearanceGrid::new(mesh.vertices(), mesh.indices(), mesh.pseudo_normals_if_oriented().is_some())
         });
-        let (edges, _) = if let Some(mesh) = shape.as_trimesh() {
+        let edges = if let Some(mesh) = shape.as_trimesh() {
             mesh_feature_edges(mesh.vertices(), mesh.indices())
         } else if let Some(hull) = shape.as_convex_polyhedron() {
             let at = |i: u32| hull.points().get(i as usize).copied();
             let edges = hull.edges().iter();
             let edges =
                 edges.filter_map(|e| Some(FeatureEdge { ends: [at(e.vertices[0])?, at(e.vertices[1])?], radius: 0.0 }));
-            (edges.collect(), Vec::new())
+            edges.collect()
         } else {
-            (Vec::new(), Vec::new())
+            Vec::new()
         };
         let edge_grid = if edges.len() > MANY_EDGES { EdgeGrid::new(&edges) } else { None };
         Self { shape, edges, edge_grid, clearances }

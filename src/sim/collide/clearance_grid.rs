@@ -8,6 +8,8 @@
 
 use bevy::math::{UVec3, Vec3};
 
+use super::uniform_grid::UniformGrid;
+
 /// Cells along the longest side of the mesh's box.
 const RESOLUTION: f32 = 96.0;
 /// Above this many (cell, triangle) pairs while binning, the mesh is too fine for its grid and gets none.
@@ -89,9 +91,7 @@ impl<'a> OrientedMesh<'a> {
 pub struct ClearanceGrid {
     /// The mesh's box.
     bounds: (Vec3, Vec3),
-    origin: Vec3,
-    cell: f32,
-    dims: UVec3,
+    grid: UniformGrid,
     /// Per cell, a lower bound on the distance of its points from the surface: positive outside the solid,
     /// negative inside, 0 near the surface or where the side is unknown.
     clearances: Vec<f32>,
@@ -108,101 +108,43 @@ impl ClearanceGrid {
         }
         let bounds = vertices.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
         let cell = ((bounds.1 - bounds.0).max_element() / RESOLUTION).max(1e-4);
-        let mut grid = Self { bounds, origin: Vec3::ZERO, cell, dims: UVec3::ZERO, clearances: Vec::new() };
         // the border cells lie farther than the band beyond the mesh's box: no triangle is binned to them
-        let pad = grid.band() + 2.0 * cell;
-        grid.origin = bounds.0 - Vec3::splat(pad);
-        grid.dims = ((bounds.1 - bounds.0 + Vec3::splat(2.0 * pad)) / cell).ceil().as_uvec3().max(UVec3::ONE);
+        let pad = band(cell) + 2.0 * cell;
+        let dims = ((bounds.1 - bounds.0 + Vec3::splat(2.0 * pad)) / cell).ceil().as_uvec3().max(UVec3::ONE);
+        let grid = UniformGrid { origin: bounds.0 - Vec3::splat(pad), cell, dims };
+        let mut clearances = Self { bounds, grid, clearances: Vec::new() };
         let mesh = OrientedMesh::new(vertices, triangles);
-        let binned = grid.bin_triangles(&mesh)?;
-        let known = grid.fill_cells(&mesh, &binned, solid);
-        grid.flood_sides(known);
-        Some(grid)
-    }
-
-    /// The diagonal of a cell.
-    fn diagonal(&self) -> f32 {
-        self.cell * 3f32.sqrt()
-    }
-
-    /// How far beyond a triangle's box it is binned: the farthest a cell is measured from.
-    fn band(&self) -> f32 {
-        2.0 * self.diagonal()
-    }
-
-    fn cell_index(&self, c: UVec3) -> usize {
-        (c.x + self.dims.x * (c.y + self.dims.y * c.z)) as usize
-    }
-
-    fn cell_of(&self, q: Vec3) -> Option<UVec3> {
-        let c = ((q - self.origin) / self.cell).floor();
-        (c.cmpge(Vec3::ZERO).all() && c.cmplt(self.dims.as_vec3()).all()).then(|| c.as_uvec3())
-    }
-
-    fn cell_centre(&self, c: UVec3) -> Vec3 {
-        self.origin + (c.as_vec3() + 0.5) * self.cell
-    }
-
-    /// Every cell's coordinates, in index order.
-    fn every_cell(&self) -> impl Iterator<Item = UVec3> + use<> {
-        let d = self.dims;
-        (0..d.z).flat_map(move |z| (0..d.y).flat_map(move |y| (0..d.x).map(move |x| UVec3::new(x, y, z))))
-    }
-
-    /// The indices of the cells overlapping `min`–`max`.
-    fn cells_over(&self, min: Vec3, max: Vec3) -> impl Iterator<Item = usize> + use<> {
-        let last = self.dims.as_vec3() - 1.0;
-        let at = |q: Vec3| ((q - self.origin) / self.cell).floor().clamp(Vec3::ZERO, last).as_uvec3();
-        let (lo, hi, d) = (at(min), at(max), self.dims);
-        (lo.z..=hi.z).flat_map(move |z| {
-            (lo.y..=hi.y).flat_map(move |y| (lo.x..=hi.x).map(move |x| (x + d.x * (y + d.y * z)) as usize))
-        })
+        let binned = clearances.bin_triangles(&mesh)?;
+        let known = clearances.fill_cells(&mesh, &binned, solid);
+        clearances.flood_sides(known);
+        Some(clearances)
     }
 
     /// For every cell, the triangles whose box grown by the band overlaps it (a superset of those within the band
     /// of any of its points), as (start per cell, triangle indices); `None` if there would be too many.
     fn bin_triangles(&self, mesh: &OrientedMesh) -> Option<(Vec<u32>, Vec<u32>)> {
-        let reach = Vec3::splat(self.band());
-        let kept: Vec<usize> = (0..mesh.triangles.len()).filter(|&t| mesh.face_normals[t] != Vec3::ZERO).collect();
-        let boxes: Vec<(Vec3, Vec3)> = kept
-            .iter()
-            .map(|&t| {
+        let reach = Vec3::splat(band(self.grid.cell));
+        let boxes: Vec<(u32, Vec3, Vec3)> = (0..mesh.triangles.len())
+            .filter(|&t| mesh.face_normals[t] != Vec3::ZERO)
+            .map(|t| {
                 let [a, b, c] = mesh.corners(t);
-                (a.min(b).min(c) - reach, a.max(b).max(c) + reach)
+                (t as u32, a.min(b).min(c) - reach, a.max(b).max(c) + reach)
             })
             .collect();
-        let cells = |&(min, max): &(Vec3, Vec3)| {
-            let span = ((max - min) / self.cell).ceil() + 1.0;
+        let cells = |&(_, min, max): &(u32, Vec3, Vec3)| {
+            let span = ((max - min) / self.grid.cell).ceil() + 1.0;
             (span.x * span.y * span.z) as usize
         };
-        if boxes.iter().map(cells).sum::<usize>() > MAX_BINNED {
-            return None;
-        }
-        let mut start = vec![0u32; self.dims.element_product() as usize + 1];
-        for &(min, max) in &boxes {
-            self.cells_over(min, max).for_each(|k| start[k + 1] += 1);
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        let mut next = start.clone();
-        let mut binned = vec![0u32; start[start.len() - 1] as usize];
-        for (&t, &(min, max)) in kept.iter().zip(&boxes) {
-            for k in self.cells_over(min, max) {
-                binned[next[k] as usize] = t as u32;
-                next[k] += 1;
-            }
-        }
-        Some((start, binned))
+        (boxes.iter().map(cells).sum::<usize>() <= MAX_BINNED).then(|| self.grid.bin(&boxes))
     }
 
     /// Each cell's clearance from the triangles binned to it; returns which cells know their side.
     fn fill_cells(&mut self, mesh: &OrientedMesh, (start, binned): &(Vec<u32>, Vec<u32>), solid: bool) -> Vec<bool> {
-        let (band, diagonal) = (self.band(), self.diagonal());
-        let mut known = Vec::with_capacity(self.dims.element_product() as usize);
+        let (band, diagonal) = (band(self.grid.cell), diagonal(self.grid.cell));
+        let mut known = Vec::with_capacity(self.grid.len());
         self.clearances = Vec::with_capacity(known.capacity());
-        for c in self.every_cell() {
-            let (index, centre) = (self.cell_index(c), self.cell_centre(c));
+        for c in self.grid.every_cell() {
+            let (index, centre) = (self.grid.index(c), self.grid.centre(c));
             let candidates = &binned[start[index] as usize..start[index + 1] as usize];
             let nearest =
                 candidates.iter().map(|&t| (mesh.distance(centre, t as usize), t)).min_by(|a, b| a.0.total_cmp(&b.0));
@@ -230,17 +172,17 @@ impl ClearanceGrid {
     /// far cell, so neighbouring far cells lie on one side); the grid's border lies outside the mesh's box. A cell
     /// no side reaches keeps no clearance.
     fn flood_sides(&mut self, mut known: Vec<bool>) {
-        let d = self.dims;
+        let d = self.grid.dims;
         let mut queue: Vec<UVec3> = Vec::new();
-        for c in self.every_cell() {
-            let i = self.cell_index(c);
+        for c in self.grid.every_cell() {
+            let i = self.grid.index(c);
             known[i] |= c.cmpeq(UVec3::ZERO).any() || c.cmpeq(d - 1).any();
             if known[i] && self.clearances[i] != 0.0 {
                 queue.push(c);
             }
         }
         while let Some(c) = queue.pop() {
-            let side = self.clearances[self.cell_index(c)].signum();
+            let side = self.clearances[self.grid.index(c)].signum();
             for (axis, step) in [(0, -1i32), (0, 1), (1, -1), (1, 1), (2, -1), (2, 1)] {
                 let k = c[axis] as i32 + step;
                 if k < 0 || k >= d[axis] as i32 {
@@ -248,7 +190,7 @@ impl ClearanceGrid {
                 }
                 let mut n = c;
                 n[axis] = k as u32;
-                let i = self.cell_index(n);
+                let i = self.grid.index(n);
                 if !known[i] {
                     known[i] = true;
                     self.clearances[i] *= side;
@@ -266,11 +208,21 @@ impl ClearanceGrid {
     /// A lower bound on the distance from `q` to the surface when `q` lies outside the solid; 0 when it may lie
     /// inside or near the surface.
     pub fn clearance(&self, q: Vec3) -> f32 {
-        match self.cell_of(q) {
-            Some(c) => self.clearances[self.cell_index(c)].max(0.0),
+        match self.grid.cell_of(q) {
+            Some(c) => self.clearances[self.grid.index(c)].max(0.0),
             None => (self.bounds.0 - q).max(q - self.bounds.1).max(Vec3::ZERO).length(),
         }
     }
+}
+
+/// The diagonal of a cell of side `cell`.
+fn diagonal(cell: f32) -> f32 {
+    cell * 3f32.sqrt()
+}
+
+/// How far beyond a triangle's box it is binned: the farthest a cell is measured from.
+fn band(cell: f32) -> f32 {
+    2.0 * diagonal(cell)
 }
 
 /// The point of triangle a, b, c closest to `q` and the feature it lies on (Ericson, "Real-Time Collision

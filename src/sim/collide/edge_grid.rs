@@ -5,6 +5,7 @@
 use bevy::math::{UVec3, Vec3};
 
 use super::general::FeatureEdge;
+use super::uniform_grid::UniformGrid;
 
 /// Most cells the grid may have; a solid with a larger box than its edges fill gets coarser cells.
 const MAX_CELLS: f32 = 262_144.0;
@@ -12,9 +13,7 @@ const MAX_CELLS: f32 = 262_144.0;
 /// A uniform grid over a solid's edges: each cell lists the edges whose box (grown by their radius) overlaps it.
 #[derive(Clone, Debug)]
 pub struct EdgeGrid {
-    origin: Vec3,
-    cell: f32,
-    dims: UVec3,
+    grid: UniformGrid,
     /// Cell k's edges are `edges[start[k]..start[k + 1]]`.
     start: Vec<u32>,
     edges: Vec<u32>,
@@ -23,59 +22,30 @@ pub struct EdgeGrid {
 impl EdgeGrid {
     /// The grid of `edges`, with cells as long as their mean length; `None` for no edges or ones not finite.
     pub fn new(edges: &[FeatureEdge]) -> Option<Self> {
-        let boxes: Vec<(Vec3, Vec3)> = edges.iter().map(|e| e.bounds(0.0)).collect();
-        let (lo, hi) = boxes.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| (lo.min(b.0), hi.max(b.1)));
+        let boxes: Vec<(u32, Vec3, Vec3)> = (edges.iter().enumerate())
+            .map(|(e, edge)| {
+                let (min, max) = edge.bounds(0.0);
+                (e as u32, min, max)
+            })
+            .collect();
+        let (lo, hi) = boxes.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| (lo.min(b.1), hi.max(b.2)));
         if edges.is_empty() || !lo.is_finite() || !hi.is_finite() {
             return None;
         }
         let mean = edges.iter().map(|e| e.ends[0].distance(e.ends[1])).sum::<f32>() / edges.len() as f32;
         let size = hi - lo;
         let cell = mean.max((size.element_product() / MAX_CELLS).cbrt()).max(size.max_element() / 256.0).max(1e-4);
-        let dims = (size / cell).floor().as_uvec3() + UVec3::ONE;
-        let mut grid =
-            Self { origin: lo, cell, dims, start: vec![0; dims.element_product() as usize + 1], edges: vec![] };
-        let ranges: Vec<(UVec3, UVec3)> = boxes.iter().map(|&(min, max)| grid.cells_over(min, max)).collect();
-        for &range in &ranges {
-            for k in grid.cells_in(range) {
-                grid.start[k + 1] += 1;
-            }
-        }
-        for k in 1..grid.start.len() {
-            grid.start[k] += grid.start[k - 1];
-        }
-        let mut next = grid.start.clone();
-        grid.edges = vec![0; grid.start[grid.start.len() - 1] as usize];
-        for (e, &range) in ranges.iter().enumerate() {
-            for k in grid.cells_in(range) {
-                grid.edges[next[k] as usize] = e as u32;
-                next[k] += 1;
-            }
-        }
-        Some(grid)
-    }
-
-    /// The cells overlapping the box `min`–`max`, as an inclusive range of cell coordinates (clamped to the grid).
-    fn cells_over(&self, min: Vec3, max: Vec3) -> (UVec3, UVec3) {
-        let last = self.dims.as_vec3() - 1.0;
-        let cell = |q: Vec3| ((q - self.origin) / self.cell).floor().clamp(Vec3::ZERO, last).as_uvec3();
-        (cell(min), cell(max))
-    }
-
-    /// The indices of the cells in the inclusive range `lo`–`hi`.
-    fn cells_in(&self, (lo, hi): (UVec3, UVec3)) -> impl Iterator<Item = usize> + use<> {
-        let d = self.dims;
-        (lo.z..=hi.z).flat_map(move |z| {
-            (lo.y..=hi.y).flat_map(move |y| (lo.x..=hi.x).map(move |x| (x + d.x * (y + d.y * z)) as usize))
-        })
+        let grid = UniformGrid { origin: lo, cell, dims: (size / cell).floor().as_uvec3() + UVec3::ONE };
+        let (start, edges) = grid.bin(&boxes);
+        Some(Self { grid, start, edges })
     }
 
     /// Calls `f` with every edge whose box overlaps `min`–`max`, and maybe others, and some several times.
     pub fn edges_near(&self, min: Vec3, max: Vec3, f: &mut dyn FnMut(u32)) {
-        let (grid_lo, grid_hi) = (self.origin, self.origin + self.dims.as_vec3() * self.cell);
-        if !(min.cmple(grid_hi).all() && grid_lo.cmple(max).all()) {
+        if !self.grid.meets(min, max) {
             return;
         }
-        for k in self.cells_in(self.cells_over(min, max)) {
+        for k in self.grid.cells_over(min, max) {
             self.edges[self.start[k] as usize..self.start[k + 1] as usize].iter().for_each(|&e| f(e));
         }
     }

@@ -188,29 +188,15 @@ pub fn scan_edges_near(edges: &[FeatureEdge], min: Vec3, max: Vec3, f: &mut dyn 
     }
 }
 
-/// Every edge of the triangle mesh `triangles` over `vertices` once, and for each triangle the indices of its
-/// three edges.
+/// Every edge of the triangle mesh `triangles` over `vertices` once (an edge with an index out of range left out).
 #[cfg(any(feature = "avian", test))]
-pub fn mesh_feature_edges(vertices: &[Vec3], triangles: &[[u32; 3]]) -> (Vec<FeatureEdge>, Vec<[u32; 3]>) {
+pub fn mesh_feature_edges(vertices: &[Vec3], triangles: &[[u32; 3]]) -> Vec<FeatureEdge> {
     let at = |i: u32| vertices.get(i as usize).copied();
-    // (edge, triangle, side of the triangle)
-    let mut sides: Vec<([u32; 2], usize, usize)> = Vec::with_capacity(triangles.len() * 3);
-    for (t, &[a, b, c]) in triangles.iter().enumerate() {
-        for (side, [i, j]) in [[a, b], [b, c], [c, a]].into_iter().enumerate() {
-            sides.push(([i.min(j), i.max(j)], t, side));
-        }
-    }
+    let mut sides: Vec<[u32; 2]> =
+        (triangles.iter()).flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]].map(|[i, j]| [i.min(j), i.max(j)])).collect();
     sides.sort_unstable();
-    let (mut edges, mut triangle_edges) = (Vec::new(), vec![[0u32; 3]; triangles.len()]);
-    for run in sides.chunk_by(|l, r| l.0 == r.0) {
-        let [i, j] = run[0].0;
-        let (Some(a), Some(b)) = (at(i), at(j)) else { continue };
-        for &(_, t, side) in run {
-            triangle_edges[t][side] = edges.len() as u32;
-        }
-        edges.push(FeatureEdge { ends: [a, b], radius: 0.0 });
-    }
-    (edges, triangle_edges)
+    sides.dedup();
+    sides.into_iter().filter_map(|[i, j]| Some(FeatureEdge { ends: [at(i)?, at(j)?], radius: 0.0 })).collect()
 }
 
 #[cfg(test)]

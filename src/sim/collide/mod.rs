@@ -13,6 +13,7 @@ pub(crate) mod pinch;
 pub(crate) mod response;
 pub mod shapes;
 pub mod swept;
+pub(crate) mod uniform_grid;
 
 pub use contacts::DEPENETRATION_SPEED;
 
