@@ -1,12 +1,23 @@
 //! [`BalloonPlugin`]: closed cloths with a [`Balloon`] keep their enclosed volume at [`SimParams::pressure`] times
 //! its rest value (§4.4, eq. (15)), a constraint projected with the cloth's own. Without the plugin a balloon is a
 //! closed cloth with no pressure inside.
+//!
+//! A target above the volume is not set at once: it is pumped up toward k_pressure · V0 as a sphere of that
+//! volume would grow with its surface at [`INFLATION_SPEED`]. The constraint is projected exactly, so a target far
+//! above the volume the cloth has would move the whole surface out by that difference within one substep: a
+//! balloon of k_pressure 4 started at V0 had every vertex's move shortened by the speed cap in its first frame,
+//! and so did a pressure slider dragged from 1 to 5. A lower target is set at once, as before: let down at the
+//! same speed, a balloon at k_pressure 0.1 gained 6 % of its energy in its first frame (docs/reliability.md).
 
 use bevy::prelude::*;
 
 use super::cloth::Balloon;
-use super::schedule::{PbdSubstep, ProjectionSystems};
+use super::schedule::{PbdSubstep, ProjectionSystems, SimClock};
 use super::{SimParams, stages};
+
+/// The fastest the surface of a balloon moves as its target volume is pumped up or let down, m/s: the speed at
+/// which a starting overlap is resolved (`collide::contacts`), far below the speed cap.
+pub const INFLATION_SPEED: f32 = 2.0;
 
 /// Overpressure in closed cloths (§4.4).
 pub struct BalloonPlugin;
@@ -17,12 +28,48 @@ impl Plugin for BalloonPlugin {
     }
 }
 
-/// Before lines (9)–(11): each balloon's target volume k_pressure · V0 for this substep.
-pub(crate) fn pressurize(mut balloons: Query<&mut Balloon>, params: Res<SimParams>) {
+/// Before lines (9)–(11): each balloon's target volume for this substep, pumped up toward k_pressure · V0 from
+/// where it was (V0 at the start).
+pub(crate) fn pressurize(mut balloons: Query<&mut Balloon>, params: Res<SimParams>, clock: Res<SimClock>) {
     for mut balloon in &mut balloons {
-        let target = Some(balloon.rest_volume * params.pressure);
+        let goal = balloon.rest_volume * params.pressure;
+        let target = Some(pumped_volume(balloon.target_volume.unwrap_or(balloon.rest_volume), goal, clock.dt));
         if balloon.target_volume != target {
             balloon.target_volume = target;
         }
+    }
+}
+
+/// The volume `from` pumped up toward `goal` over `dt` seconds, as far as a sphere of volume `from` grows in that
+/// time with its surface at [`INFLATION_SPEED`] (dV = A dr, A = ∛(36π V²)); `goal` at once if it is lower.
+pub fn pumped_volume(from: f32, goal: f32, dt: f32) -> f32 {
+    let area = (36.0 * std::f32::consts::PI * from * from).cbrt();
+    let most = area * INFLATION_SPEED * dt;
+    if goal - from <= most || !most.is_finite() { goal } else { from + most }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_volume_is_pumped_up_at_the_inflation_speed_and_stops_at_its_goal() {
+        let radius = |v: f32| (3.0 * v / (4.0 * std::f32::consts::PI)).cbrt();
+        let (rest, dt) = (4.0 / 3.0 * std::f32::consts::PI * 0.45f32.powi(3), 1.0 / 480.0);
+        let mut v = rest;
+        let mut steps = 0;
+        while v != 4.0 * rest {
+            let next = pumped_volume(v, 4.0 * rest, dt);
+            let speed = (radius(next) - radius(v)) / dt;
+            assert!(speed > 0.0 && speed <= INFLATION_SPEED * 1.001, "the surface moves at {speed} m/s");
+            v = next;
+            steps += 1;
+        }
+        // the radius grows from 0.45 to 0.45 · ∛4 = 0.714 m at 2 m/s: 0.132 s, 64 substeps of 1/480 s
+        assert!((63..=65).contains(&steps), "{steps} substeps");
+        // a lower goal, or one within one step's reach, is met at once
+        assert_eq!(pumped_volume(4.0 * rest, rest, dt), rest);
+        assert_eq!(pumped_volume(rest, rest * 1.0001, dt), rest * 1.0001);
+        assert_eq!(pumped_volume(rest, rest, dt), rest);
     }
 }

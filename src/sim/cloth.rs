@@ -209,8 +209,8 @@ impl SelfCollision {
 pub struct Balloon {
     /// V0, the volume enclosed by the mesh as built, m³.
     pub rest_volume: f32,
-    /// k_pressure · V0 for the substep being run, set by [`BalloonPlugin`](super::BalloonPlugin); `None` (no
-    /// volume constraint) without it.
+    /// The target volume of the substep being run, pumped toward k_pressure · V0 by
+    /// [`BalloonPlugin`](super::BalloonPlugin); `None` (no volume constraint) without it.
     pub target_volume: Option<f32>,
     /// ∇C per vertex, scratch reused every projection.
     pub gradient: Vec<Vec3>,
