@@ -72,6 +72,8 @@ pub struct HeadlessReport {
     /// potential energy over its start E₀, (E − E₀) / max(E₀, 1 mJ) after any frame ([`scene_energy`]); `null`
     /// in an open scene, where wind, moving pins or colliders, throws or pressure do work.
     pub energy_gain: Option<f32>,
+    /// Cloths asleep at the end ([`SleepPlugin`](crate::sim::SleepPlugin)): at rest, and no longer stepped.
+    pub asleep: usize,
     /// Mean wall time of the simulation per frame, milliseconds.
     pub ms_per_frame: f64,
     /// Stage name → mean milliseconds per frame.
@@ -261,6 +263,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         collider_piercings: 0,
         capped_moves: 0,
         energy_gain: None,
+        asleep: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
@@ -281,12 +284,13 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         &BendConstraints,
         &Contacts,
         &crate::sim::cloth::ClothMesh,
-        (&crate::sim::cloth::Cloth, &crate::sim::cloth::CappedMoves),
+        (&crate::sim::cloth::Cloth, &crate::sim::cloth::CappedMoves, Has<crate::sim::cloth::Asleep>),
     )>();
     let mut cloth_hashes = Vec::new();
     let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
-    for (particles, stretch, bend, contacts, mesh, (cloth, capped)) in cloths.iter(world) {
+    for (particles, stretch, bend, contacts, mesh, (cloth, capped, asleep)) in cloths.iter(world) {
         r.capped_moves += capped.0;
+        r.asleep += usize::from(asleep);
         let offset = all_positions.len() as u32;
         all_positions.extend_from_slice(&particles.x);
         all_triangles.extend(mesh.triangles.iter().map(|t| t.map(|v| v + offset)));

@@ -40,7 +40,7 @@
 //!
 //! [`DrapePlugins`](plugins::DrapePlugins) is a group like Avian's `PhysicsPlugins`: the core loop
 //! ([`ClothSimPlugin`](sim::ClothSimPlugin)), one plugin per concern — self-collision, cloth–cloth contacts,
-//! tearing, tethers, aerodynamics, balloons — mesh sync and mouse picking. Any of them can be disabled, and a
+//! tearing, tethers, aerodynamics, balloons, sleep — mesh sync and mouse picking. Any of them can be disabled, and a
 //! disabled one adds no system: `DrapePlugins.build().disable::<TearingPlugin>()`. [`plugins`] has the table.
 //!
 //! ## Features

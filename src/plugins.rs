@@ -11,6 +11,7 @@
 //! | [`TethersPlugin`] | long-range attachments |
 //! | [`AerodynamicsPlugin`] | wind, gusts and drag |
 //! | [`BalloonPlugin`] | overpressure in closed cloths (§4.4) |
+//! | [`SleepPlugin`] | cloths at rest are not stepped until something could move them |
 //! | [`ClothMeshPlugin`] | each cloth's render `Mesh` updated every frame |
 //! | `ClothPickingPlugin` | (feature `picking`) grabbing and pinning with the mouse |
 //!
@@ -21,8 +22,8 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 
 use crate::mesh_sync::ClothMeshPlugin;
 use crate::sim::{
-    AerodynamicsPlugin, BalloonPlugin, ClothContactsPlugin, ClothSimPlugin, SelfCollisionPlugin, TearingPlugin,
-    TethersPlugin,
+    AerodynamicsPlugin, BalloonPlugin, ClothContactsPlugin, ClothSimPlugin, SelfCollisionPlugin, SleepPlugin,
+    TearingPlugin, TethersPlugin,
 };
 
 /// The simulation's plugins without a render mesh or a mouse: the core loop and every concern plugin, for
@@ -39,6 +40,7 @@ impl PluginGroup for ClothSolverPlugins {
             .add(TethersPlugin)
             .add(AerodynamicsPlugin)
             .add(BalloonPlugin)
+            .add(SleepPlugin)
     }
 }
 

@@ -35,6 +35,7 @@ use avian3d::prelude::{
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
+use crate::sim::cloth::Awake;
 use crate::sim::cloth::{BodyAttachment, BodyAttachments, Cloth, ClothCollider, Particles};
 use crate::sim::collide::shapes::Shape;
 use crate::sim::collide::swept::SweptCollider;
@@ -174,7 +175,7 @@ type AvianBodyView = (
 /// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
-    mut cloths: Query<stages::CoupledCloth>,
+    mut cloths: Query<stages::CoupledCloth, Awake>,
     bodies: Query<AvianBodyView, Without<ClothCollider>>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,

@@ -10,8 +10,8 @@ use crate::scene::throws::ThrowQueue;
 use crate::sim::SimParams;
 use crate::sim::aerodynamics::{GustSeed, Wind};
 use crate::sim::cloth::{
-    Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, Cloth, ClothCollider, ClothMaterial,
-    ClothMesh, ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness,
+    Asleep, Attachments, Balloon, BendConstraints, BodyAttachments, Calm, CappedMoves, Cloth, ClothCollider,
+    ClothMaterial, ClothMesh, ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness,
     StartingOverlaps, StretchConstraints, Tethers,
 };
 use crate::sim::constraints::plan::ProjectionPlan;
@@ -56,6 +56,8 @@ entity_state! {
     contacts: Contacts,
     starting_overlaps: StartingOverlaps,
     capped_moves: CappedMoves,
+    calm: Calm,
+    asleep: Asleep,
     self_collision: SelfCollision,
     balloon: Balloon,
     material: ClothMaterial,
@@ -120,6 +122,11 @@ impl SimSnapshot {
         }
         for (e, state) in &self.entities {
             state.restore(&mut world.entity_mut(*e));
+            // put back asleep, not changed from outside since: the restore itself wrote its particles
+            let now = world.change_tick();
+            if let Some(mut asleep) = world.get_mut::<Asleep>(*e) {
+                asleep.restamp(now);
+            }
         }
         world.insert_resource(self.clock);
         world.insert_resource(self.params.clone());

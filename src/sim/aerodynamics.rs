@@ -9,6 +9,7 @@ use bevy::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::cloth::Awake;
 use super::cloth::{ClothMesh, Particles};
 use super::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
 use super::wind::next_gust;
@@ -28,7 +29,7 @@ impl Plugin for AerodynamicsPlugin {
 
 /// Line (5): the air (mean wind plus gust, with drag) on every cloth, triangle by triangle.
 pub fn apply_air(
-    mut cloths: Query<(&mut Particles, &ClothMesh)>,
+    mut cloths: Query<(&mut Particles, &ClothMesh), Awake>,
     params: Res<SimParams>,
     wind: Res<Wind>,
     clock: Res<SimClock>,

@@ -11,6 +11,7 @@
 
 use bevy::prelude::*;
 
+use super::cloth::Awake;
 use super::cloth::Balloon;
 use super::schedule::{PbdSubstep, ProjectionSystems, SimClock};
 use super::{SimParams, stages};
@@ -30,7 +31,7 @@ impl Plugin for BalloonPlugin {
 
 /// Before lines (9)–(11): each balloon's target volume for this substep, pumped up toward k_pressure · V0 from
 /// where it was (V0 at the start).
-pub(crate) fn pressurize(mut balloons: Query<&mut Balloon>, params: Res<SimParams>, clock: Res<SimClock>) {
+pub(crate) fn pressurize(mut balloons: Query<&mut Balloon, Awake>, params: Res<SimParams>, clock: Res<SimClock>) {
     for mut balloon in &mut balloons {
         let goal = balloon.rest_volume * params.pressure;
         let target = Some(pumped_volume(balloon.target_volume.unwrap_or(balloon.rest_volume), goal, clock.dt));

@@ -4,6 +4,7 @@
 //! One entity per cloth, never one per particle: a projection touches 2–4 particles by index, linear passes
 //! vectorise, and tearing edits arrays instead of spawning entities.
 
+use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -408,7 +409,7 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
 /// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
-#[require(ProjectionPlan, Contacts, FeatureContacts, SelfCollision, StartingOverlaps, CappedMoves)]
+#[require(ProjectionPlan, Contacts, FeatureContacts, SelfCollision, StartingOverlaps, CappedMoves, Calm)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,
@@ -571,3 +572,33 @@ macro_rules! components {
 }
 
 components!(StretchConstraints, BendConstraints, ProjectionPlan, ClothRigidBody);
+
+/// A cloth that is not stepped ([`SleepPlugin`](super::SleepPlugin)); since the tick at which it fell asleep.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct Asleep {
+    since: Tick,
+}
+
+impl Asleep {
+    /// Asleep as of `tick`: changes to the cloth up to it do not wake it.
+    pub(crate) fn since(tick: Tick) -> Self {
+        Self { since: tick }
+    }
+
+    /// The tick it fell asleep at.
+    pub(crate) fn tick(&self) -> Tick {
+        self.since
+    }
+
+    /// Asleep as of `tick` instead (a snapshot's restore, which writes the cloth's components again).
+    pub(crate) fn restamp(&mut self, tick: Tick) {
+        self.since = tick;
+    }
+}
+
+/// The filter of every cloth query in the step: asleep cloths are left out.
+pub type Awake = Without<Asleep>;
+
+/// How long, s, every vertex of an awake cloth has been at rest with nothing near it moving.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct Calm(pub f32);

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
+use super::cloth::Awake;
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
@@ -137,7 +138,7 @@ impl ClothContacts {
 /// Line (8) for cloth against cloth, in every substep: the contacts between different cloths over the substep
 /// (timed with collision generation). Clears them when the switch is off or there is one cloth.
 pub fn find_cloth_contacts(
-    cloths: Query<Searched>,
+    cloths: Query<Searched, Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut state: ResMut<ClothContacts>,
@@ -169,7 +170,7 @@ pub fn find_cloth_contacts(
 /// After each substep's iterations (lines (9)–(11)) and tethers: the cloth–cloth contacts projected on every
 /// cloth's predictions at once (timed with the projection).
 pub fn project_cloth_contacts(
-    mut cloths: Query<&mut Particles>,
+    mut cloths: Query<&mut Particles, Awake>,
     params: Res<SimParams>,
     mut state: ResMut<ClothContacts>,
     mut timings: ResMut<StageTimings>,

@@ -1,7 +1,7 @@
 //! The paper's simulation loop (§3.1, lines (1)–(17)) as Bevy schedules: the types in [`schedule`], the core
 //! loop's wiring in [`plugin`], and one plugin per concern that adds its systems to the stages
 //! ([`SelfCollisionPlugin`], [`ClothContactsPlugin`], [`TearingPlugin`], [`TethersPlugin`],
-//! [`AerodynamicsPlugin`], [`BalloonPlugin`]).
+//! [`AerodynamicsPlugin`], [`BalloonPlugin`], [`SleepPlugin`]).
 //!
 //! Every cloth step (1/[`SimParams::rate_hz`], advanced by `plugin::advance_cloth` in the host's schedule) the
 //! exclusive system `plugin::run_substeps` runs the [`PbdSubstep`] schedule `substeps` times with
@@ -43,6 +43,7 @@ pub mod rigid;
 pub mod schedule;
 pub mod self_contacts;
 pub mod selfcollide;
+pub mod sleep;
 pub(crate) mod stages;
 pub mod tearing;
 pub mod tearing_stage;
@@ -60,6 +61,7 @@ pub use schedule::{
     SimClock, SimControl,
 };
 pub use self_contacts::SelfCollisionPlugin;
+pub use sleep::SleepPlugin;
 pub use tearing_stage::TearingPlugin;
 pub use tethers::TethersPlugin;
 pub use timings::StageTimings;

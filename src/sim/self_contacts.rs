@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
+use super::cloth::Awake;
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::schedule::{PbdStage, PbdSubstep, SimClock};
 use super::selfcollide::{
@@ -35,7 +36,7 @@ impl Plugin for SelfCollisionPlugin {
 /// (`selfcollide::lift_squeezed_vertices`).
 #[allow(clippy::type_complexity)]
 pub fn generate_self_contacts(
-    mut cloths: Query<((&mut Particles, &ClothMesh, &StretchConstraints), &mut SelfCollision, &ClothMaterial)>,
+    mut cloths: Query<((&mut Particles, &ClothMesh, &StretchConstraints), &mut SelfCollision, &ClothMaterial), Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,

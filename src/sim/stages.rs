@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
+use super::cloth::Awake;
 use super::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, ClothCollider, ClothMaterial, ClothMesh,
     ClothSolver, Contact, Contacts, FeatureContacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
@@ -37,7 +38,7 @@ use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integr
 ///
 /// [`AerodynamicsPlugin`]: super::aerodynamics::AerodynamicsPlugin
 pub fn external_forces(
-    mut cloths: Query<&mut Particles>,
+    mut cloths: Query<&mut Particles, Awake>,
     mut bodies: Query<&mut ClothRigidBody>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -55,7 +56,7 @@ pub fn external_forces(
 }
 
 /// Line (6): §3.5 damping, with k_damping converted from per step to per substep.
-pub fn damping(mut cloths: Query<&mut Particles>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
+pub fn damping(mut cloths: Query<&mut Particles, Awake>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
     let start = Instant::now();
     let damping = linearized(params.damping, params.substeps);
     for mut particles in &mut cloths {
@@ -68,7 +69,7 @@ pub fn damping(mut cloths: Query<&mut Particles>, params: Res<SimParams>, mut ti
 /// Line (7) and §3.6: predict, then put attached vertices on their targets at the end of the substep.
 /// A particle held by the pointer is an attachment too.
 pub fn predict(
-    mut cloths: Query<(&mut Particles, &Attachments, Option<&Grabbed>)>,
+    mut cloths: Query<(&mut Particles, &Attachments, Option<&Grabbed>), Awake>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
@@ -124,7 +125,10 @@ type CollidingCloth = (&'static Particles, &'static ClothMaterial, &'static Clot
 /// Line (8): collision constraints against every collider swept over the substep (§3.4), and its edges against
 /// the cloth's triangles (§4.2).
 pub fn generate_collisions(
-    mut cloths: Query<(CollidingCloth, &mut Contacts, &mut FeatureContacts, &mut StartingOverlaps, &BodyAttachments)>,
+    mut cloths: Query<
+        (CollidingCloth, &mut Contacts, &mut FeatureContacts, &mut StartingOverlaps, &BodyAttachments),
+        Awake,
+    >,
     colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -155,7 +159,7 @@ pub fn generate_collisions(
 /// holds, with the share of the body's mass it lends the vertex ([`Contact::held`]), and none of the vertex's
 /// surface contacts with that body; and each holding body as its holds will see and move it ([`HeldBodies`]).
 pub fn hold_on_bodies(
-    mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts)>,
+    mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts), Awake>,
     bodies: Query<(&ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     mut held: ResMut<HeldBodies>,
@@ -232,12 +236,12 @@ type ProjectedCloth = (
 
 /// Before lines (9)–(11): each vertex a body holds carries the share of the body's mass its hold lends it
 /// ([`lend_body_masses`], the implicit coupling of holds, §4.2) until [`return_lent_masses`].
-pub fn lend_masses_to_holds(cloths: Query<HeldCloth>) {
+pub fn lend_masses_to_holds(cloths: Query<HeldCloth, Awake>) {
     set_held_masses(cloths, lend_body_masses);
 }
 
 /// After lines (9)–(11): the held vertices' own inverse masses back.
-pub fn return_lent_masses(cloths: Query<HeldCloth>) {
+pub fn return_lent_masses(cloths: Query<HeldCloth, Awake>) {
     set_held_masses(cloths, return_body_masses);
 }
 
@@ -245,7 +249,7 @@ pub fn return_lent_masses(cloths: Query<HeldCloth>) {
 type HeldCloth = (&'static mut Particles, &'static Contacts, &'static BodyAttachments);
 
 /// Runs `set(w, mass, contacts)` on every cloth that a body holds.
-fn set_held_masses(mut cloths: Query<HeldCloth>, set: fn(&mut [f32], &[f32], &[Contact])) {
+fn set_held_masses(mut cloths: Query<HeldCloth, Awake>, set: fn(&mut [f32], &[f32], &[Contact])) {
     for (mut particles, contacts, holds) in &mut cloths {
         if !holds.0.is_empty() {
             let Particles { w, mass, .. } = &mut *particles;
@@ -256,7 +260,7 @@ fn set_held_masses(mut cloths: Query<HeldCloth>, set: fn(&mut [f32], &[f32], &[C
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints.
 pub fn project(
-    mut cloths: Query<ProjectedCloth>,
+    mut cloths: Query<ProjectedCloth, Awake>,
     mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
@@ -320,7 +324,7 @@ pub fn project(
 /// its contact (the static case of §3.4), so testing every substep would cost the same work again for nothing.
 /// Every substep, first, the vertices leaving a starting overlap move their starts with them ([`lift_starts`]).
 pub fn push_out(
-    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps)>,
+    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps), Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
@@ -344,7 +348,7 @@ pub fn push_out(
 
 /// Lines (12)–(15).
 pub fn update_velocity(
-    mut cloths: Query<(&mut Particles, &mut CappedMoves)>,
+    mut cloths: Query<(&mut Particles, &mut CappedMoves), Awake>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
@@ -359,7 +363,7 @@ pub fn update_velocity(
 /// Line (16): friction and restitution on the vertices that had contacts. Impacts slower than the speed
 /// gravity adds in two substeps count as resting contact and do not bounce.
 pub fn velocity_response(
-    mut cloths: Query<(&mut Particles, &mut Contacts)>,
+    mut cloths: Query<(&mut Particles, &mut Contacts), Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
@@ -381,7 +385,7 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 /// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep; what it cannot take (a vertex that
 /// outweighs it there) the vertex gives back.
 pub fn couple_bodies(
-    mut cloths: Query<CoupledCloth>,
+    mut cloths: Query<CoupledCloth, Awake>,
     mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
@@ -464,7 +468,7 @@ pub(crate) struct PushingMasses(Vec<f32>);
 
 impl PushingMasses {
     /// Sums the masses of the vertices each collider's surface and feature contacts gave momentum in `cloths`.
-    pub(crate) fn sum(&mut self, cloths: &Query<CoupledCloth>, world: &CollisionWorld, dt: f32) {
+    pub(crate) fn sum(&mut self, cloths: &Query<CoupledCloth, Awake>, world: &CollisionWorld, dt: f32) {
         self.0.clear();
         self.0.resize(world.entities.len(), 0.0);
         for (particles, contacts, features) in cloths {
@@ -485,7 +489,7 @@ impl PushingMasses {
 /// Before each cloth step: the solver's stiffnesses and compliances follow the materials, and the share of XPBD
 /// the cloth's solver (see [`SolverStiffness`]).
 pub fn ease_stiffness(
-    mut cloths: Query<(&ClothMaterial, &mut SolverStiffness, &ClothSolver)>,
+    mut cloths: Query<(&ClothMaterial, &mut SolverStiffness, &ClothSolver), Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
 ) {

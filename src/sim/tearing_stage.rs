@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bevy::prelude::*;
 
+use super::cloth::Awake;
 use super::cloth::{BendConstraints, BodyAttachments, Cloth, ClothMesh, Particles, StretchConstraints};
 use super::schedule::{ClothStep, ClothStepSystems, PbdStage};
 use super::{SimParams, StageTimings, tearing};
@@ -23,7 +24,7 @@ impl Plugin for TearingPlugin {
 /// beyond the threshold; stretch and bending constraints are rebuilt locally by the kernel, then recoloured.
 /// A cloth with no overstretched edge is only read.
 pub(crate) fn tear(
-    mut cloths: Query<(Tearable, Option<&BodyAttachments>)>,
+    mut cloths: Query<(Tearable, Option<&BodyAttachments>), Awake>,
     params: Res<SimParams>,
     mut found: Local<Vec<tearing::Overstretched>>,
     mut held: Local<Vec<u32>>,

@@ -8,6 +8,7 @@ use std::time::Instant;
 use bevy::prelude::*;
 
 use super::StageTimings;
+use super::cloth::Awake;
 use super::cloth::{Attachments, BodyAttachments, Contacts, Particles, TetherSource, Tethers};
 use super::collide::contact::ContactKind;
 use super::collide::contacts::project_contacts;
@@ -32,7 +33,7 @@ impl Plugin for TethersPlugin {
 /// Before each cloth step: builds, rebuilds or drops each cloth's tethers to match the switches, the attached
 /// vertices and the mesh. Allocates only when it rebuilds.
 pub fn refresh_tethers(
-    mut cloths: Query<(&mut Tethers, &Particles, &StretchConstraints, &Attachments, &BodyAttachments)>,
+    mut cloths: Query<(&mut Tethers, &Particles, &StretchConstraints, &Attachments, &BodyAttachments), Awake>,
     params: Res<SimParams>,
 ) {
     for (mut tethers, particles, stretch, attachments, held) in &mut cloths {
@@ -78,7 +79,7 @@ pub fn refresh_tethers(
 /// (timed with the projection). Tethers anchored on a body's holds (a cloth nothing else holds) move the held
 /// vertices too; their holds then share the gap with the body, so the body feels the pull (§4.2).
 pub fn project_tethers(
-    mut cloths: Query<(&mut Particles, &Tethers, &Attachments, &BodyAttachments, &mut Contacts)>,
+    mut cloths: Query<(&mut Particles, &Tethers, &Attachments, &BodyAttachments, &mut Contacts), Awake>,
     mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     mut timings: ResMut<StageTimings>,

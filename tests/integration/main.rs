@@ -23,6 +23,7 @@ mod reliability;
 mod replay;
 mod rigid_coupling;
 mod save;
+mod sleep;
 mod state_hash;
 mod tethers;
 mod torn_curtain;

@@ -11,8 +11,8 @@ use drape::sim::cloth::{ClothMesh, Particles, SelfCollision, Tethers};
 use drape::sim::cloth_contacts::ClothContacts;
 use drape::sim::constraints::volume::enclosed_volume;
 use drape::sim::{
-    AerodynamicsPlugin, BalloonPlugin, ClothContactsPlugin, ClothStep, PbdSubstep, SelfCollisionPlugin, TearingPlugin,
-    TethersPlugin,
+    AerodynamicsPlugin, BalloonPlugin, ClothContactsPlugin, ClothStep, PbdSubstep, SelfCollisionPlugin, SleepPlugin,
+    TearingPlugin, TethersPlugin,
 };
 
 /// `preset` headless with `solver`, run `frames` fixed steps.
@@ -127,4 +127,14 @@ fn without_the_balloon_plugin_a_balloon_is_not_inflated() {
     let (inflated, limp) = (volume(&mut on), volume(&mut off));
     assert!(inflated > 0.0 && limp.is_finite());
     assert!(limp < 0.9 * inflated, "without pressure the balloon holds {limp} m³, with it {inflated} m³");
+}
+
+#[test]
+fn without_the_sleep_plugin_a_cloth_at_rest_is_stepped_on() {
+    let asleep = |app: &mut App| app.world_mut().query::<&drape::sim::sleep::Asleep>().iter(app.world()).count();
+    let mut on = run("pbd_vs_xpbd", all(), 360);
+    let mut off = run("pbd_vs_xpbd", all().disable::<SleepPlugin>(), 360);
+    assert_eq!(asleep(&mut on), 2, "both cloths of pbd_vs_xpbd rest by frame 300");
+    assert_eq!(asleep(&mut off), 0);
+    assert!(has_system(&on, ClothStep, "fall_asleep") && !has_system(&off, ClothStep, "fall_asleep"));
 }

@@ -18,7 +18,7 @@ const PINNED: [(&str, &str); 12] = [
     ("self_fold", "804c0c356064f75b"),
     ("sphere_drape", "4f22e44a6b1fe84e"),
     ("tablecloth", "b9c2337ce2680710"),
-    ("tethers", "69cedca79dbd920c"),
+    ("tethers", "a56f612e2d927e29"),
 ];
 
 /// The same for the presets with rigid bodies or mesh colliders: with the `avian` feature Avian steps their

@@ -27,6 +27,7 @@ use drape::sim::knobs::{self, Knob, VectorKnob};
 use drape::sim::material::{edit_material, set_material};
 use drape::sim::params::Solver;
 use drape::sim::selfcollide::self_collision_thickness;
+use drape::sim::sleep::Asleep;
 use drape::sim::timings::StepRecord;
 use drape::sim::{PbdStage, SimControl, SimParams, StageTimings};
 
@@ -81,6 +82,7 @@ pub fn side_panel(
     mut throw_settings: ResMut<ThrowSettings>,
     mut material_target: ResMut<MaterialTarget>,
     mut cloths: ClothQuery,
+    asleep: Query<(), With<Asleep>>,
     mut view: ViewControls,
     mut timeline: TimelineControls,
 ) -> Result {
@@ -108,7 +110,10 @@ pub fn side_panel(
         });
     });
     timeline_bar(&mut root, &mut timeline, &mut control);
-    let counts = SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _, cloth, _)| (p, s, b, c, cloth.tears)));
+    let counts = SceneCounts {
+        asleep: asleep.iter().count(),
+        ..SceneCounts::of(cloths.iter().map(|(p, _, _, s, b, c, _, cloth, _)| (p, s, b, c, cloth.tears)))
+    };
     egui::Window::new("Statistics")
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
         .default_width(250.0)
@@ -422,6 +427,7 @@ fn statistics(ui: &mut egui::Ui, counts: SceneCounts, timings: &StageTimings, fp
                 ("constraints", counts.constraints.to_string()),
                 ("contacts", counts.contacts.to_string()),
                 ("torn edges", counts.torn_edges.to_string()),
+                ("asleep", format!("{} of {} cloths", counts.asleep, counts.cloths)),
                 ("frame rate", format!("{fps:.0} fps")),
                 ("step", format!("{:.2} ms", timings.last_step * 1e3)),
             ] {

@@ -30,6 +30,8 @@ pub struct SceneCounts {
     pub contacts: usize,
     /// Tears so far: vertex splits, as counted by [`Cloth::tears`](drape::sim::cloth::Cloth::tears).
     pub torn_edges: usize,
+    /// Cloths asleep: at rest and not stepped ([`SleepPlugin`](drape::sim::SleepPlugin)).
+    pub asleep: usize,
 }
 
 impl SceneCounts {
