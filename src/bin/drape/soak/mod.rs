@@ -232,9 +232,7 @@ fn summarize(config: &SoakConfig, outcomes: Vec<SceneOutcome>, wall_seconds: f64
         if !outcome.violations.is_empty() {
             summary.failed += 1;
             summary.failed_guaranteed += u32::from(outcome.breaks_a_guarantee());
-            let mut kinds: Vec<_> = outcome.violations.iter().map(|v| v.invariant).collect();
-            kinds.dedup();
-            for kind in kinds {
+            for kind in broken_invariants(&outcome.violations) {
                 *summary.failures_by_invariant.entry(kind).or_default() += 1;
             }
             summary.failures.push(outcome);
@@ -407,9 +405,26 @@ fn starts_inside_a_collider(world: &mut World) -> bool {
     world.query::<&StartingOverlaps>().iter(world).any(|o| !o.allowance().is_empty())
 }
 
+/// The invariants `violations` break, each once: a scene's violations of several invariants come interleaved by
+/// frame, so a run without the sort counted a scene once per change of invariant.
+fn broken_invariants(violations: &[Violation]) -> Vec<&'static str> {
+    let mut kinds: Vec<_> = violations.iter().map(|v| v.invariant).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{Violation, broken_invariants, median};
+
+    #[test]
+    fn a_scene_counts_once_per_invariant_it_breaks() {
+        let at = |invariant, frame| Violation { invariant, frame, detail: String::new() };
+        let interleaved = [at("capped", 1), at("energy", 2), at("capped", 3), at("energy", 4), at("capped", 5)];
+        assert_eq!(broken_invariants(&interleaved), ["capped", "energy"]);
+        assert!(broken_invariants(&[]).is_empty());
+    }
 
     #[test]
     fn a_delayed_step_does_not_move_the_windows_median_but_slow_steps_do() {
