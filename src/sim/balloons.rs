@@ -16,7 +16,7 @@ use super::cloth::Balloon;
 use super::schedule::{PbdSubstep, ProjectionSystems, SimClock};
 use super::{SimParams, stages};
 
-/// The fastest the surface of a balloon moves as its target volume is pumped up or let down, m/s: the speed at
+/// The fastest the surface of a balloon moves as its target volume is pumped up, m/s: the speed at
 /// which a starting overlap is resolved (`collide::contacts`), far below the speed cap.
 pub const INFLATION_SPEED: f32 = 2.0;
 

@@ -573,21 +573,28 @@ macro_rules! components {
 
 components!(StretchConstraints, BendConstraints, ProjectionPlan, ClothRigidBody);
 
-/// A cloth that is not stepped ([`SleepPlugin`](super::SleepPlugin)); since the tick at which it fell asleep.
+/// A cloth that is not stepped ([`SleepPlugin`](super::SleepPlugin)); since the tick at which it fell asleep, with
+/// the box around its particles then (they do not move while it sleeps).
 #[derive(Component, Clone, Copy, Debug)]
 pub struct Asleep {
     since: Tick,
+    bounds: Option<(Vec3, Vec3)>,
 }
 
 impl Asleep {
-    /// Asleep as of `tick`: changes to the cloth up to it do not wake it.
-    pub(crate) fn since(tick: Tick) -> Self {
-        Self { since: tick }
+    /// Asleep as of `tick`, its particles within `bounds`: changes to the cloth up to `tick` do not wake it.
+    pub(crate) fn since(tick: Tick, bounds: Option<(Vec3, Vec3)>) -> Self {
+        Self { since: tick, bounds }
     }
 
     /// The tick it fell asleep at.
     pub(crate) fn tick(&self) -> Tick {
         self.since
+    }
+
+    /// The box around its particles.
+    pub(crate) fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        self.bounds
     }
 
     /// Asleep as of `tick` instead (a snapshot's restore, which writes the cloth's components again).

@@ -154,7 +154,7 @@ fn wake_stirred_cloths(
         if params_changed
             || edited
             || held_by_motion(&pins, holds, grabbed)
-            || surroundings.stir(entity, bounding_box(&particles.x))
+            || surroundings.stir(entity, asleep.bounds())
         {
             commands.entity(entity).remove::<Asleep>();
         }
@@ -194,7 +194,7 @@ fn fall_asleep(
         if calm.0 >= SLEEP_AFTER {
             calm.0 = 0.0;
             particles.v.fill(Vec3::ZERO);
-            commands.entity(entity).insert(Asleep::since(ticks.this_run()));
+            commands.entity(entity).insert(Asleep::since(ticks.this_run(), state.bounds));
         }
     }
 }
