@@ -4,9 +4,12 @@
 //!
 //! The cloths' particles and triangles are laid end to end in one combined mesh ([`ClothContacts`]); the
 //! hierarchical spatial hash searches it (line (8), with the same swept boxes, normal-cone culling and bounds as
-//! self-collision) in every substep, not once per step as self-collision does: a cloth stopped by a collider
-//! during a step (a sheet landing on a ball under another still falling) moves nothing like the ray x + v·Δt
-//! predicted from the step's start, and the layer above went through it. Only the pairs whose vertex and
+//! self-collision) once per step over the rays x → x + v·Δt of the whole step, and the contacts are projected
+//! in every substep (Macklin et al. 2019, "Small Steps"). The ray is only a forecast: a cloth stopped by a
+//! collider during a step (a sheet landing on a ball under another still falling) moves nothing like it, and
+//! the layer above went through it. So each later substep compares every vertex with where its ray put it at
+//! that time (`StepSweep`); once one is off by more than its share of the band the search keeps beyond the
+//! gap, the cloths are searched again over the rest of the step. Only the pairs whose vertex and
 //! triangle belong to different cloths are tested (`SelfContactSearch::groups`) — the pairs within one cloth are
 //! self-collision's. The same untangling releases the contacts that would hold two cloths that already pass
 //! through each other on the wrong side. After each substep's iterations (and the tethers) the kept contacts are
@@ -30,13 +33,14 @@ use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
     DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch,
-    Untangler, find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts,
+    Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts,
     project_self_contacts_on, self_collision_thickness, sweep_end,
 };
 use super::{SimParams, StageTimings, stages};
 
-/// Cloth against cloth: contacts between different cloths searched in every substep and projected after the
-/// tethers, while [`SimParams::cloth_collision`] is on.
+/// Cloth against cloth: contacts between different cloths searched once per step (again when the cloths leave
+/// the step's forecast) and projected after the tethers in every substep, while [`SimParams::cloth_collision`]
+/// is on.
 pub struct ClothContactsPlugin;
 
 impl Plugin for ClothContactsPlugin {
@@ -76,6 +80,61 @@ pub struct ClothContacts {
     pub thickness: f32,
     /// What each cloth, in query order, brings to the gap between it and another ([`pair_gap`]).
     gaps: Vec<ClothGap>,
+    /// The rays the last search forecast, kept to tell when the cloths leave them.
+    sweep: StepSweep,
+}
+
+/// The rays a search of the step swept each vertex along, from the substep it was made in to the step's end:
+/// while every vertex stays within `slack` of where its ray puts it at the same time, no pair can come within
+/// the gap that the search did not find within its band.
+#[derive(Debug, Default)]
+struct StepSweep {
+    /// Each vertex's position at the start of the substep of the search, in the combined indices.
+    from: Vec<Vec3>,
+    /// Where the search swept each vertex to by the end of the step.
+    to: Vec<Vec3>,
+    /// The substep the search was made in, and how many substeps its rays span.
+    first: u32,
+    span: u32,
+    /// How far a vertex may be from its ray before the cloths are searched again, m: half the band beyond the
+    /// widest gap (the search's band is the same for every pair), as two vertices may each be off by that
+    /// towards each other. Negative: no search to keep.
+    slack: f32,
+}
+
+impl StepSweep {
+    /// Keeps the rays `from` → `to` of a search made in substep `first` of a step of `substeps`, with a band
+    /// `margin` wider than the widest gap.
+    fn remember(&mut self, (from, to): (&[Vec3], &[Vec3]), (first, substeps): (u32, u32), margin: f32) {
+        self.from.clear();
+        self.from.extend_from_slice(from);
+        self.to.clear();
+        self.to.extend_from_slice(to);
+        (self.first, self.span) = (first, substeps.saturating_sub(first).max(1));
+        self.slack = 0.5 * margin;
+    }
+
+    /// Forgets the rays: the next substep searches.
+    fn forget(&mut self) {
+        self.slack = -1.0;
+    }
+
+    /// Whether the vertices from `first` on, starting substep `substep` at `x` and predicted at `p`, are all
+    /// within the slack of their rays at both ends of the substep.
+    fn holds(&self, first: usize, (x, p): (&[Vec3], &[Vec3]), substep: u32) -> bool {
+        if self.slack < 0.0 || substep <= self.first || substep >= self.first + self.span {
+            return false;
+        }
+        let at = |k: u32| (k - self.first) as f32 / self.span as f32;
+        let (start, end) = (at(substep), at(substep + 1));
+        let (Some(from), Some(to)) = (self.from.get(first..first + x.len()), self.to.get(first..first + x.len()))
+        else {
+            return false;
+        };
+        let near = |forecast: Vec3, actual: Vec3| forecast.distance_squared(actual) <= self.slack * self.slack;
+        x.len() == p.len()
+            && (0..x.len()).all(|i| near(from[i].lerp(to[i], start), x[i]) && near(from[i].lerp(to[i], end), p[i]))
+    }
 }
 
 /// What one cloth brings to the gap kept between it and another cloth.
@@ -133,10 +192,25 @@ impl ClothContacts {
         }
         *thickness = widest_pair_gap(gaps);
     }
+
+    /// Whether every cloth of the last search is still here, with as many particles, and within the slack of
+    /// the rays that search swept it along in this substep.
+    fn forecast_holds(&self, cloths: &Query<Searched, Awake>, substep: u32) -> bool {
+        let mut kept = 0;
+        let all_kept = self.cloths.iter().all(|&(entity, first, count)| {
+            kept += 1;
+            cloths.get(entity).is_ok_and(|(_, particles, ..)| {
+                particles.len() == count as usize
+                    && self.sweep.holds(first as usize, (&particles.x, &particles.p), substep)
+            })
+        });
+        all_kept && kept == cloths.iter().count()
+    }
 }
 
-/// Line (8) for cloth against cloth, in every substep: the contacts between different cloths over the substep
-/// (timed with collision generation). Clears them when the switch is off or there is one cloth.
+/// Line (8) for cloth against cloth: the contacts between different cloths over the rest of the step, searched
+/// in its first substep and in any later one whose cloths left the last search's rays (`StepSweep`) (timed
+/// with collision generation). Clears them when the switch is off or there is one cloth.
 pub fn find_cloth_contacts(
     cloths: Query<Searched, Awake>,
     params: Res<SimParams>,
@@ -147,20 +221,33 @@ pub fn find_cloth_contacts(
     if !params.cloth_collision || cloths.iter().nth(1).is_none() {
         state.contacts.clear();
         state.edge_contacts.clear();
+        state.sweep.forget();
         return;
     }
     let start = Instant::now();
     let state = &mut *state;
+    let band = if state.forecast_holds(&cloths, clock.substep) {
+        state.thickness * SelfCollision::DETECTION_MARGIN
+    } else {
+        let substeps = params.substeps.max(1);
+        state.gather(cloths.iter(), clock.dt * substeps.saturating_sub(clock.substep).max(1) as f32);
+        let band = state.thickness * SelfCollision::DETECTION_MARGIN;
+        state.sweep.remember((&state.x, &state.p), (clock.substep, substeps), band - state.thickness);
+        let ClothContacts { x, p, triangles, search, contacts, .. } = state;
+        find_self_contacts(search, x, p, triangles, band, params.parallel, contacts);
+        if params.untangle {
+            let ClothContacts { x, triangles, untangler, contacts, .. } = state;
+            untangler.release(x, triangles, contacts);
+        }
+        let ClothContacts { x, p, triangles, search, edge_search, .. } = state;
+        find_edge_candidates(edge_search, search, x, p, triangles, params.parallel);
+        band
+    };
+    // an edge–edge contact holds its closest points and normal for one substep: the step's candidates are
+    // tested in every substep, over the substep's rays
     state.gather(cloths.iter(), clock.dt);
-    let band = state.thickness * SelfCollision::DETECTION_MARGIN;
-    let ClothContacts { x, p, triangles, search, contacts, .. } = state;
-    find_self_contacts(search, x, p, triangles, band, params.parallel, contacts);
-    if params.untangle {
-        let ClothContacts { x, triangles, untangler, contacts, .. } = state;
-        untangler.release(x, triangles, contacts);
-    }
-    let ClothContacts { x, p, triangles, search, edge_search, edge_contacts, untangler, .. } = state;
-    find_edge_contacts(edge_search, search, x, p, triangles, band, params.parallel, edge_contacts);
+    let ClothContacts { x, p, triangles, edge_search, edge_contacts, untangler, .. } = state;
+    find_edge_contacts(edge_search, x, p, triangles, band, params.parallel, edge_contacts);
     if params.untangle {
         untangler.release_edges(edge_contacts);
     }
@@ -240,5 +327,33 @@ mod tests {
         let cloths = [cloth(0.001, 0.056), cloth(0.081, 0.195), cloth(0.035, 0.11)];
         assert_eq!(widest_pair_gap(&cloths), 0.055);
         assert_eq!(widest_pair_gap(&cloths[..1]), 0.0);
+    }
+
+    #[test]
+    fn a_search_holds_while_every_vertex_keeps_within_the_slack_of_its_ray() {
+        // two vertices swept 8 cm down over a step of 8 substeps, searched in substep 0 with a 1 cm margin
+        let from = [Vec3::ZERO, Vec3::X];
+        let to = from.map(|x| x - 0.08 * Vec3::Y);
+        let mut sweep = StepSweep::default();
+        sweep.remember((&from, &to), (0, 8), 0.01);
+        let on_ray = |k: f32| from.map(|x| x - 0.01 * k * Vec3::Y);
+        // substep 3 runs from 3 cm to 4 cm down: on the rays, or 4.9 mm off, the search holds
+        assert!(sweep.holds(0, (&on_ray(3.0), &on_ray(4.0)), 3));
+        let mut off = on_ray(4.0);
+        off[1].x += 0.0049;
+        assert!(sweep.holds(0, (&on_ray(3.0), &off), 3));
+        // 5.1 mm off (half the margin is the slack), or stopped a substep early, it does not
+        off[1].x += 0.0002;
+        assert!(!sweep.holds(0, (&on_ray(3.0), &off), 3));
+        assert!(!sweep.holds(0, (&on_ray(3.0), &on_ray(3.0)), 3));
+        // nor in the substep of the search, after the step, or for a cloth of another size
+        assert!(!sweep.holds(0, (&on_ray(0.0), &on_ray(1.0)), 0));
+        assert!(!sweep.holds(0, (&on_ray(8.0), &on_ray(9.0)), 8));
+        assert!(!sweep.holds(1, (&on_ray(3.0), &on_ray(4.0)), 3));
+        // a search made later in the step spans the substeps left
+        sweep.remember((&on_ray(6.0), &to), (6, 8), 0.01);
+        assert!(sweep.holds(0, (&on_ray(7.0), &on_ray(8.0)), 7));
+        sweep.forget();
+        assert!(!sweep.holds(0, (&on_ray(7.0), &on_ray(8.0)), 7));
     }
 }

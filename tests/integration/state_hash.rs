@@ -13,7 +13,7 @@ const PINNED: [(&str, &str); 12] = [
     ("curtain", "33e894348bf90941"),
     ("flag", "de878180b439e222"),
     ("hanging_sheet", "0d983363f014661e"),
-    ("layers", "e8786393a0d172c0"),
+    ("layers", "807a29a7d6a24f4c"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "804c0c356064f75b"),
     ("sphere_drape", "4f22e44a6b1fe84e"),

@@ -19,10 +19,12 @@
 //! # Detection ([`find_edge_contacts`])
 //!
 //! The free edges (those of one triangle) are found from the triangles and kept until the triangles change (a
-//! tear). They query the spatial hash the vertex–triangle search of the same substep built (triangles swept from
-//! x to p, grown by the band): a few hundred queries on sheets of thousands of triangles, and no hash of their
-//! own. Each edge of a candidate triangle of another group is tested: the pair is a contact when the edges share
-//! no vertex and their closest points at x, moved to p, come within the band along n (or cross). Contacts are
+//! tear). They query the spatial hash the vertex–triangle search built (triangles swept from x to p over the
+//! rest of the step, grown by the band): a few hundred queries on sheets of thousands of triangles, and no hash
+//! of their own, giving each free edge its candidate triangles ([`find_edge_candidates`]). As s, t and n hold for
+//! one substep only, the contacts are found from the candidates in every substep ([`find_edge_contacts`]): each
+//! edge of a candidate triangle of another group is tested, and the pair is a contact when the edges share no
+//! vertex and their closest points at x, moved to p, come within the band along n (or cross). Contacts are
 //! ordered by edge, then free edge, whatever the hash's layout.
 
 use bevy::math::Vec3;
@@ -57,7 +59,11 @@ pub(crate) struct EdgeContactSearch {
     free: Vec<[u32; 2]>,
     /// Scratch: the edges of every triangle, before sorting and counting.
     keys: Vec<[u32; 2]>,
-    /// The contacts each slice of free edges found.
+    /// The pairs (index in `free`, triangle of another group) whose edges the contacts are searched among.
+    candidates: Vec<[u32; 2]>,
+    /// The candidates each slice of free edges found.
+    candidate_slices: SliceOutputs<Vec<[u32; 2]>>,
+    /// The contacts each slice of candidates found.
     slices: SliceOutputs<Vec<EdgeContact>>,
 }
 
@@ -72,10 +78,12 @@ impl EdgeContactSearch {
     #[cfg(test)]
     fn capacity_fingerprint(&self) -> usize {
         let slices = self.slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
-        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity()]
+        let candidates = self.candidate_slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
+        [self.triangles.capacity(), self.free.capacity(), self.keys.capacity(), self.candidates.capacity()]
             .into_iter()
             .chain(slices)
-            .chain([self.slices.buffers().len()])
+            .chain(candidates)
+            .chain([self.slices.buffers().len(), self.candidate_slices.buffers().len()])
             .fold(0, super::combine_capacity)
     }
 
@@ -95,34 +103,27 @@ impl EdgeContactSearch {
     }
 }
 
-/// Fills `out` (cleared first) with the edge–edge contacts between the free edges of the mesh `triangles` and
-/// the edges of other groups (`near.groups`, a group per vertex), moving from `x` to `p` within a substep, over
-/// a detection `band` (see the module docs). The candidates are the triangles of `near`'s hash, which the
-/// vertex–triangle search of the same substep (`find_self_contacts` on the same x, p, triangles and band) left
-/// there: every triangle whose swept box, grown by the band, overlaps a free edge's swept box; each of its edges
-/// is tested. With `parallel` the compute pool's threads share slices of the free edges; the contacts are the
-/// same. Allocates nothing once the buffers have grown and the triangles are those of the last call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn find_edge_contacts(
+/// Fills the search's candidates with the pairs (free edge, triangle of another group) of the mesh `triangles`
+/// in groups `near.groups` whose boxes over the rays `x` → `p` meet: the triangles of `near`'s hash, which the
+/// vertex–triangle search (`find_self_contacts` on the same x, p, triangles and band) left there, whose swept box,
+/// grown by the band, overlaps the free edge's swept box. The rays may be a whole step's: [`find_edge_contacts`]
+/// then tests the candidates in each of its substeps without the hash. With `parallel` the compute pool's threads
+/// share slices of the free edges; the candidates are the same.
+pub(crate) fn find_edge_candidates(
     search: &mut EdgeContactSearch,
     near: &SelfContactSearch,
     x: &[Vec3],
     p: &[Vec3],
     triangles: &[[u32; 3]],
-    band: f32,
     parallel: bool,
-    out: &mut Vec<EdgeContact>,
 ) {
-    out.clear();
     search.update_free_edges(triangles);
-    let band = if band.is_finite() { band.max(0.0) } else { 0.0 };
-    let EdgeContactSearch { free, slices, .. } = search;
+    let EdgeContactSearch { free, candidate_slices, candidates, .. } = search;
     let (free, group) = (&*free, &near.groups);
     let n = x.len().min(p.len()).min(group.len());
-    let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
-    let found = slices.run(free.len(), MIN_QUERY_SLICE, parallel, |range, found| {
+    let found = candidate_slices.run(free.len(), MIN_QUERY_SLICE, parallel, |range, found| {
         found.clear();
-        for &b in free[range].iter().filter(|b| (b[1] as usize) < n) {
+        for (e, b) in range.clone().zip(&free[range]).filter(|(_, b)| (b[1] as usize) < n) {
             let [(x0, x1), (p0, p1)] = [x, p].map(|q| (q[b[0] as usize], q[b[1] as usize]));
             let (lo, hi) = (x0.min(x1).min(p0.min(p1)), x0.max(x1).max(p0.max(p1)));
             // a free edge away from every other cloth (most of them, where the cloths are apart) looks nothing up
@@ -139,17 +140,55 @@ pub(crate) fn find_edge_contacts(
                     return;
                 }
                 tested += 1;
-                for a in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
-                    // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
-                    let twice = a > b && is_free(&a);
-                    if !twice
-                        && !a.iter().any(|v| b.contains(v))
-                        && let Some(contact) = edge_contact(a, b, x, p, band)
-                    {
-                        found.push(contact);
-                    }
-                }
+                found.push([e as u32, t]);
             });
+        }
+    });
+    candidates.clear();
+    for slice in found {
+        if let Ok(slice) = slice.lock() {
+            candidates.extend_from_slice(&slice);
+        }
+    }
+}
+
+/// Fills `out` (cleared first) with the edge–edge contacts of the search's candidates ([`find_edge_candidates`])
+/// moving from `x` to `p` within a substep, over a detection `band` (see the module docs): each edge of a
+/// candidate triangle is tested against its free edge. With `parallel` the compute pool's threads share slices
+/// of the candidates; the contacts are the same. Allocates nothing once the buffers have grown and the triangles
+/// are those of the candidates' search.
+pub(crate) fn find_edge_contacts(
+    search: &mut EdgeContactSearch,
+    x: &[Vec3],
+    p: &[Vec3],
+    triangles: &[[u32; 3]],
+    band: f32,
+    parallel: bool,
+    out: &mut Vec<EdgeContact>,
+) {
+    out.clear();
+    let band = if band.is_finite() { band.max(0.0) } else { 0.0 };
+    let EdgeContactSearch { free, slices, candidates, .. } = search;
+    let (free, candidates) = (&*free, &*candidates);
+    let n = x.len().min(p.len());
+    let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
+    let found = slices.run(candidates.len(), MIN_QUERY_SLICE, parallel, |range, found| {
+        found.clear();
+        for &[e, t] in &candidates[range] {
+            let (Some(&b), Some(&[i, j, k])) = (free.get(e as usize), triangles.get(t as usize)) else { continue };
+            if [i, j, k, b[0], b[1]].iter().any(|&v| v as usize >= n) {
+                continue;
+            }
+            for a in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
+                // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
+                let twice = a > b && is_free(&a);
+                if !twice
+                    && !a.iter().any(|v| b.contains(v))
+                    && let Some(contact) = edge_contact(a, b, x, p, band)
+                {
+                    found.push(contact);
+                }
+            }
         }
     });
     for slice in found {
@@ -165,7 +204,7 @@ pub(crate) fn find_edge_contacts(
 /// Free edges per query slice of [`find_edge_contacts`] at least.
 const MIN_QUERY_SLICE: usize = 32;
 
-/// Most triangles of other cloths whose edges one free edge tests per substep. Over a sheet a free edge meets
+/// Most triangles of other cloths a free edge keeps as candidates per search. Over a sheet a free edge meets
 /// about a dozen; a torn cloth collapsed into a clump with another gives thousands, which would make the search
 /// quadratic (as [`MAX_CANDIDATES_PER_VERTEX`](super::MAX_CANDIDATES_PER_VERTEX) bounds the vertex search). The
 /// triangles beyond it, in the hash's order, are not tested; the order does not depend on the thread count.
@@ -272,7 +311,8 @@ mod tests {
         near.groups = group.to_vec();
         find_self_contacts(&mut near, x, p, tris, band, false, &mut Vec::new());
         let mut contacts = Vec::new();
-        find_edge_contacts(search, &near, x, p, tris, band, false, &mut contacts);
+        find_edge_candidates(search, &near, x, p, tris, false);
+        find_edge_contacts(search, x, p, tris, band, false, &mut contacts);
         contacts
     }
 

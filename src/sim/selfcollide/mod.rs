@@ -107,7 +107,9 @@ mod untangle;
 
 pub use self::diagnostics::count_crossings;
 pub(crate) use self::diagnostics::{count_intersections, count_piercings};
-pub(crate) use self::edges::{EdgeContact, EdgeContactSearch, find_edge_contacts, project_edge_contacts};
+pub(crate) use self::edges::{
+    EdgeContact, EdgeContactSearch, find_edge_candidates, find_edge_contacts, project_edge_contacts,
+};
 pub use self::project::SELF_DEPENETRATION_SPEED;
 pub(crate) use self::project::{
     DEPENETRATION_PER_STEP, Lifts, lift_squeezed_vertices, project_self_contacts_on, split_in_halves,
