@@ -18,6 +18,7 @@ use bevy::math::Vec3;
 
 use super::contacts::{DEPENETRATION_SPEED, bounding_box};
 pub use super::general::FeatureEdge;
+use super::general::GeneralShape;
 use super::shapes::{Shape, box_corner_sign};
 use super::swept::SweptCollider;
 use crate::sim::constraints::access::ParticleAccess;
@@ -36,6 +37,9 @@ const CLEAR_SIZE: f32 = 1.1;
 /// A feature this many gaps farther from a triangle than its gap still gets a contact (inactive until the
 /// projection brings the two within the gap).
 const DETECTION_MARGIN: f32 = 1.0;
+/// A triangle's kept edges ([`KeptEdges`]) are looked up with room for this many substeps of its last motion
+/// relative to the solid, and the band again.
+const KEPT_SUBSTEPS: f32 = 4.0;
 
 impl Shape {
     /// Appends the solid's straight edges to `out`: a box's twelve, a capsule's axis, a general solid's own;
@@ -181,6 +185,93 @@ struct FeatureSlice {
     seen: Vec<u32>,
     /// The current query.
     stamp: u32,
+    /// Each triangle's edges of general solids, kept from substep to substep.
+    kept: KeptEdges,
+}
+
+/// The edges of general solids near each triangle of a slice, kept while the triangle stays inside the box they
+/// were looked up for (a Verlet list in the solid's frame): a triangle's query box inside that box reports no edge
+/// outside the kept ones, so the search finds what a fresh lookup finds, and a mesh collider is not looked up
+/// for every triangle in every substep.
+#[derive(Debug, Default)]
+struct KeptEdges {
+    /// The triangles (the slice's range) and the colliders the entries are for.
+    range: std::ops::Range<usize>,
+    solids: Vec<Option<GeneralShape>>,
+    /// Per collider, then triangle of the range: the triangle, the box its edges were looked up in (in the
+    /// collider's frame) and their run in `edges`.
+    entries: Vec<KeptEntry>,
+    edges: Vec<u32>,
+    /// Scratch for compacting `edges`, and how many of them the entries still use.
+    spare: Vec<u32>,
+    live: usize,
+    /// How many lookups the entries were kept from since the last reset.
+    lookups: usize,
+}
+
+/// A triangle's kept edges (see [`KeptEdges`]).
+#[derive(Clone, Copy, Debug)]
+struct KeptEntry {
+    triangle: [u32; 3],
+    lo: Vec3,
+    hi: Vec3,
+    start: u32,
+    len: u32,
+}
+
+impl KeptEntry {
+    const NONE: Self = Self { triangle: [u32::MAX; 3], lo: Vec3::INFINITY, hi: Vec3::NEG_INFINITY, start: 0, len: 0 };
+}
+
+impl KeptEdges {
+    /// Forgets every entry unless they are for the triangles `range` and the general solids of `colliders`.
+    fn prepare(&mut self, range: std::ops::Range<usize>, colliders: &[SweptCollider]) {
+        fn solid(c: &SweptCollider) -> Option<&GeneralShape> {
+            match &c.local {
+                Shape::General(solid) => Some(solid),
+                _ => None,
+            }
+        }
+        let same = self.range == range
+            && self.solids.len() == colliders.len()
+            && self.solids.iter().zip(colliders).all(|(kept, c)| kept.as_ref() == solid(c));
+        if !same {
+            self.range = range;
+            self.solids.clear();
+            self.solids.extend(colliders.iter().map(|c| solid(c).cloned()));
+            self.entries.clear();
+            self.entries.resize(colliders.len() * self.range.len(), KeptEntry::NONE);
+            self.edges.clear();
+            (self.live, self.lookups) = (0, 0);
+        }
+    }
+
+    /// The kept edges of collider `k` for `triangle`, number `t` of the range, if its query box `lo`–`hi` is
+    /// inside the box they were looked up in.
+    fn get(&self, (k, t): (usize, usize), triangle: [u32; 3], (lo, hi): (Vec3, Vec3)) -> Option<&[u32]> {
+        let entry = self.entries.get(k * self.range.len() + t)?;
+        let inside = entry.triangle == triangle && lo.cmpge(entry.lo).all() && hi.cmple(entry.hi).all();
+        inside.then(|| self.edges.get(entry.start as usize..(entry.start + entry.len) as usize)).flatten()
+    }
+
+    /// Keeps `edges` as collider `k`'s for `triangle`, number `t` of the range, looked up in `lo`–`hi`.
+    fn keep(&mut self, (k, t): (usize, usize), triangle: [u32; 3], (lo, hi): (Vec3, Vec3), edges: &[u32]) {
+        let Some(entry) = self.entries.get_mut(k * self.range.len() + t) else { return };
+        self.live = self.live - entry.len as usize + edges.len();
+        self.lookups += 1;
+        *entry = KeptEntry { triangle, lo, hi, start: self.edges.len() as u32, len: edges.len() as u32 };
+        self.edges.extend_from_slice(edges);
+        // the runs replaced are dropped once they are most of the buffer
+        if self.edges.len() > 2 * self.live + 4096 {
+            self.spare.clear();
+            for entry in &mut self.entries {
+                let run = entry.start as usize..(entry.start + entry.len) as usize;
+                entry.start = self.spare.len() as u32;
+                self.spare.extend_from_slice(&self.edges[run]);
+            }
+            std::mem::swap(&mut self.edges, &mut self.spare);
+        }
+    }
 }
 
 /// Triangles per slice of [`find_feature_contacts`] at least: below that a cloth is searched on one thread.
@@ -225,6 +316,7 @@ pub(crate) fn find_feature_contacts(
     let found = slices.run(triangles.len(), MIN_FEATURE_SLICE, parallel, |range, slice| {
         slice.found.clear();
         slice.collider_end.clear();
+        slice.kept.prepare(range.clone(), colliders);
         for (k, collider) in colliders.iter().enumerate() {
             if let Some(near) = near_collider(k) {
                 let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
@@ -259,11 +351,12 @@ fn search_collider(
     slice: &mut FeatureSlice,
 ) {
     let FeatureCloth { x, p, triangles, .. } = cloth;
-    let FeatureSlice { found, candidates, pieces, seen, stamp, .. } = slice;
+    let FeatureSlice { found, candidates, pieces, seen, stamp, kept, .. } = slice;
     let reach = (1.0 + DETECTION_MARGIN) * thickness;
     let band = Vec3::splat(reach);
     let to_local = collider.end.inverse();
-    for (tri, &(tmin, tmax)) in triangles.iter().zip(boxes) {
+    let from_local_start = collider.start.inverse();
+    for (t, (tri, &(tmin, tmax))) in triangles.iter().zip(boxes).enumerate() {
         if !overlap((tmin, tmax), near_collider) {
             continue;
         }
@@ -279,21 +372,32 @@ fn search_collider(
                 continue;
             }
             let (lmin, lmax) = (local[0].min(local[1]).min(local[2]), local[0].max(local[1]).max(local[2]));
-            // each edge once: a mesh edge is reported with each of its triangles
-            *stamp = stamp.wrapping_add(1);
-            if *stamp == 0 {
-                seen.fill(0);
-                *stamp = 1;
-            }
-            seen.resize(seen.len().max(end_edges.len()), 0);
-            collider.local.edges_near(lmin - band, lmax + band, &mut |e| {
-                if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
-                    *mark = *stamp;
-                    candidates.push(e);
+            let query = (lmin - band, lmax + band);
+            if let Some(edges) = kept.get((k, t), *tri, query) {
+                candidates.extend_from_slice(edges);
+            } else {
+                // looked up with room for a few substeps of the triangle's motion relative to the solid
+                let start = tri.map(|i| Vec3::from(from_local_start.transform_point(x[i as usize])));
+                let moved = local.iter().zip(&start).map(|(end, start)| end.distance(*start)).fold(0.0, f32::max);
+                let room = Vec3::splat(reach + KEPT_SUBSTEPS * moved);
+                let looked_up = (query.0 - room, query.1 + room);
+                // each edge once: a mesh edge is reported with each of its triangles
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    seen.fill(0);
+                    *stamp = 1;
                 }
-            });
-            // in the edges' own order, not the grid's: the projection's order is the same for every pose
-            candidates.sort_unstable();
+                seen.resize(seen.len().max(end_edges.len()), 0);
+                collider.local.edges_near(looked_up.0, looked_up.1, &mut |e| {
+                    if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
+                        *mark = *stamp;
+                        candidates.push(e);
+                    }
+                });
+                // in the edges' own order, not the grid's: the projection's order is the same for every pose
+                candidates.sort_unstable();
+                kept.keep((k, t), *tri, looked_up, candidates);
+            }
         } else {
             candidates.extend(0..end_edges.len() as u32);
         }
@@ -625,4 +729,68 @@ mod tests {
     }
 
     use super::super::general::mesh_feature_edges as mesh_edges;
+
+    /// A solid that is only edges: a lattice of 5 cm edges along x and z over the square ±0.5 m of y = 0.
+    #[derive(Debug)]
+    struct Lattice(Vec<FeatureEdge>);
+
+    impl Lattice {
+        fn new() -> Self {
+            let at = |i: i32, j: i32| Vec3::new(i as f32 * 0.05, 0.0, j as f32 * 0.05);
+            let ends = (-10..10)
+                .flat_map(|i| (-10..10).flat_map(move |j| [[at(i, j), at(i + 1, j)], [at(i, j), at(i, j + 1)]]));
+            Self(ends.map(|ends| FeatureEdge { ends, radius: 0.0 }).collect())
+        }
+    }
+
+    impl crate::sim::collide::general::SolidQueries for Lattice {
+        fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3) {
+            (q.with_y(0.0), false, Vec3::Y)
+        }
+        fn sweep(&self, _: Vec3, _: Vec3, _: f32) -> Option<(f32, Vec3)> {
+            None
+        }
+        fn aabb(&self) -> (Vec3, Vec3) {
+            (Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 0.0, 0.5))
+        }
+        fn edges(&self) -> &[FeatureEdge] {
+            &self.0
+        }
+    }
+
+    #[test]
+    fn edges_kept_from_substep_to_substep_give_the_contacts_of_a_fresh_lookup() {
+        // a 7 × 7-vertex sheet of 4 cm squares slides and sinks over the lattice while it turns under it
+        let solid = Shape::General(GeneralShape::new(std::sync::Arc::new(Lattice::new())));
+        let grid = |k: usize| {
+            let shift = Vec3::new(-0.2 + 0.01 * k as f32, 0.02 - 0.001 * k as f32, -0.1 + 0.004 * k as f32);
+            (0..49).map(|v| Vec3::new((v % 7) as f32 * 0.04, 0.0, (v / 7) as f32 * 0.04) + shift).collect::<Vec<_>>()
+        };
+        let triangles: Vec<[u32; 3]> = (0..36u32)
+            .flat_map(|q| {
+                let v = q / 6 * 7 + q % 6;
+                [[v, v + 1, v + 8], [v, v + 8, v + 7]]
+            })
+            .collect();
+        let w = [1.0; 49];
+        let pose = |k: usize| Isometry3d::from_rotation(Quat::from_rotation_y(0.01 * k as f32));
+        let (mut kept, mut found, mut fresh) = (FeatureSearch::default(), Vec::new(), Vec::new());
+        let mut touching = 0;
+        for k in 0..24 {
+            let (x, p) = (grid(k), grid(k + 1));
+            let colliders = [SweptCollider::new(solid.clone(), pose(k), pose(k + 1), 0.5, 0.0)];
+            let mut features = ColliderFeatures::default();
+            features.refill(&colliders);
+            let cloth = || FeatureCloth { x: &x, p: &p, w: &w, triangles: &triangles };
+            let knobs = (0.01, 0.01, false);
+            find_feature_contacts(cloth(), (&colliders, &features), knobs, &mut found, &mut kept);
+            find_feature_contacts(cloth(), (&colliders, &features), knobs, &mut fresh, &mut FeatureSearch::default());
+            assert_eq!(found, fresh, "substep {k}");
+            touching += usize::from(!found.is_empty());
+        }
+        assert!(touching > 10, "the sheet meets the lattice in {touching} of 24 substeps");
+        // far fewer lookups than triangles met: most substeps used the kept edges
+        let lookups: usize = kept.slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.kept.lookups)).sum();
+        assert!(lookups > 0 && lookups < 72 * 24 / 4, "{lookups} lookups for 72 triangles over 24 substeps");
+    }
 }
