@@ -63,8 +63,8 @@ pub(crate) const MAX_PASSES: u32 = 4;
 /// every step (nothing is allocated once they have grown).
 #[derive(Resource, Debug, Default)]
 pub struct ClothContacts {
-    /// Each cloth, in query order, with the index of its first particle in the combined arrays and its count.
-    cloths: Vec<(Entity, u32, u32)>,
+    /// Each cloth, in query order.
+    cloths: Vec<GatheredCloth>,
     x: Vec<Vec3>,
     p: Vec<Vec3>,
     w: Vec<f32>,
@@ -137,6 +137,17 @@ impl StepSweep {
     }
 }
 
+/// A cloth laid out in the combined arrays of [`ClothContacts`].
+#[derive(Clone, Copy, Debug)]
+struct GatheredCloth {
+    entity: Entity,
+    /// The index of its first particle in the combined arrays, and its particle count.
+    first: u32,
+    count: u32,
+    /// Its mean rest edge, which bounds how far the search sweeps a vertex (`sweep_end`).
+    mean_edge: Option<f32>,
+}
+
 /// What one cloth brings to the gap kept between it and another cloth.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct ClothGap {
@@ -164,47 +175,56 @@ pub(crate) fn widest_pair_gap(cloths: &[ClothGap]) -> f32 {
 type Searched<'a> = (Entity, &'a Particles, &'a ClothMesh, &'a StretchConstraints, &'a ClothMaterial);
 
 impl ClothContacts {
-    /// Lays out the cloths end to end: particles at `x` and where the search sweeps them, triangles renumbered,
-    /// and the thickness kept.
-    fn gather<'a>(&mut self, cloths: impl Iterator<Item = Searched<'a>>, step: f32) {
-        let ClothContacts { cloths: layout, x, p, triangles, thickness, gaps, search, .. } = self;
+    /// Lays out the cloths end to end: particles at `x` and where the search sweeps them over `step` seconds,
+    /// triangles renumbered, and the thickness kept.
+    fn gather(&mut self, cloths: &Query<Searched, Awake>, step: f32) {
+        let ClothContacts { cloths: layout, triangles, thickness, gaps, search, .. } = self;
         let SelfContactSearch { groups: owner, group_bands, .. } = search;
         layout.clear();
         owner.clear();
         group_bands.clear();
-        x.clear();
-        p.clear();
         triangles.clear();
         gaps.clear();
-        *thickness = 0.0;
-        for (k, (entity, particles, mesh, stretch, material)) in cloths.enumerate() {
-            let first = x.len() as u32;
+        let mut first = 0;
+        for (k, (entity, particles, mesh, stretch, material)) in cloths.iter().enumerate() {
             let mean_edge = mean_rest_length(stretch.rest_length());
-            layout.push((entity, first, particles.len() as u32));
+            layout.push(GatheredCloth { entity, first, count: particles.len() as u32, mean_edge });
             owner.extend(std::iter::repeat_n(k as u32, particles.len()));
-            x.extend_from_slice(&particles.x);
-            p.extend(particles.x.iter().zip(&particles.v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
             triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + first)));
             let spacing = stretch.mean_shortest_edge();
             let own = self_collision_thickness(material.thickness, spacing);
             group_bands.push(own * SelfCollision::DETECTION_MARGIN);
             gaps.push(ClothGap { thickness: own, widest: spacing.map_or(own, |l| MAX_THICKNESS_PER_EDGE * l) });
+            first += particles.len() as u32;
         }
         *thickness = widest_pair_gap(gaps);
+        self.sweep_gathered(cloths, step);
+    }
+
+    /// Refills the gathered cloths' `x` and where the search sweeps them over `step` seconds, keeping the layout
+    /// (the cloths are those of the last [`Self::gather`], with as many particles).
+    fn sweep_gathered(&mut self, cloths: &Query<Searched, Awake>, step: f32) {
+        let ClothContacts { cloths: layout, x, p, .. } = self;
+        x.clear();
+        p.clear();
+        for &GatheredCloth { entity, mean_edge, .. } in layout.iter() {
+            if let Ok((_, particles, ..)) = cloths.get(entity) {
+                x.extend_from_slice(&particles.x);
+                p.extend(particles.x.iter().zip(&particles.v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
+            }
+        }
     }
 
     /// Whether every cloth of the last search is still here, with as many particles, and within the slack of
     /// the rays that search swept it along in this substep.
     fn forecast_holds(&self, cloths: &Query<Searched, Awake>, substep: u32) -> bool {
-        let mut kept = 0;
-        let all_kept = self.cloths.iter().all(|&(entity, first, count)| {
-            kept += 1;
-            cloths.get(entity).is_ok_and(|(_, particles, ..)| {
-                particles.len() == count as usize
-                    && self.sweep.holds(first as usize, (&particles.x, &particles.p), substep)
+        self.cloths.len() == cloths.iter().count()
+            && self.cloths.iter().all(|&GatheredCloth { entity, first, count, .. }| {
+                cloths.get(entity).is_ok_and(|(_, particles, ..)| {
+                    particles.len() == count as usize
+                        && self.sweep.holds(first as usize, (&particles.x, &particles.p), substep)
+                })
             })
-        });
-        all_kept && kept == cloths.iter().count()
     }
 }
 
@@ -230,7 +250,7 @@ pub fn find_cloth_contacts(
         state.thickness * SelfCollision::DETECTION_MARGIN
     } else {
         let substeps = params.substeps.max(1);
-        state.gather(cloths.iter(), clock.dt * substeps.saturating_sub(clock.substep).max(1) as f32);
+        state.gather(&cloths, clock.dt * substeps.saturating_sub(clock.substep).max(1) as f32);
         let band = state.thickness * SelfCollision::DETECTION_MARGIN;
         state.sweep.remember((&state.x, &state.p), (clock.substep, substeps), band - state.thickness);
         let ClothContacts { x, p, triangles, search, contacts, .. } = state;
@@ -245,7 +265,7 @@ pub fn find_cloth_contacts(
     };
     // an edge–edge contact holds its closest points and normal for one substep: the step's candidates are
     // tested in every substep, over the substep's rays
-    state.gather(cloths.iter(), clock.dt);
+    state.sweep_gathered(&cloths, clock.dt);
     let ClothContacts { x, p, triangles, edge_search, edge_contacts, untangler, .. } = state;
     find_edge_contacts(edge_search, x, p, triangles, band, params.parallel, edge_contacts);
     if params.untangle {
@@ -269,7 +289,7 @@ pub fn project_cloth_contacts(
     let ClothContacts { cloths: layout, x, p, w, triangles, contacts, edge_contacts, thickness, gaps, search, .. } =
         &mut *state;
     let fits = |particles: &Particles, count: u32| particles.len() == count as usize;
-    if !layout.iter().all(|&(e, _, count)| cloths.get(e).is_ok_and(|c| fits(c, count))) {
+    if !layout.iter().all(|c| cloths.get(c.entity).is_ok_and(|particles| fits(particles, c.count))) {
         // a cloth came or went since the search: its indices are stale until the next step's
         contacts.clear();
         edge_contacts.clear();
@@ -278,7 +298,7 @@ pub fn project_cloth_contacts(
     x.clear();
     p.clear();
     w.clear();
-    for &(entity, ..) in layout.iter() {
+    for &GatheredCloth { entity, .. } in layout.iter() {
         if let Ok(particles) = cloths.get(entity) {
             x.extend_from_slice(&particles.x);
             p.extend_from_slice(&particles.p);
@@ -299,7 +319,7 @@ pub fn project_cloth_contacts(
         project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0, DEPENETRATION_PER_STEP);
         project_edge_contacts(p, w, edge_contacts, gap);
     }
-    for &(entity, first, count) in layout.iter() {
+    for &GatheredCloth { entity, first, count, .. } in layout.iter() {
         if let Ok(mut particles) = cloths.get_mut(entity) {
             let range = first as usize..(first + count) as usize;
             particles.p.copy_from_slice(&p[range]);
