@@ -320,7 +320,8 @@ pub(crate) fn find_feature_contacts(
         for (k, collider) in colliders.iter().enumerate() {
             if let Some(near) = near_collider(k) {
                 let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
-                let edges = (&features.start[features.range(k)], &features.end[features.range(k)]);
+                let own = features.range(k);
+                let edges = (&features.local[own.clone()], &features.start[own.clone()], &features.end[own]);
                 search_collider(cloth, (k, collider, edges, near), (thickness, dt), &boxes[range.clone()], slice);
             }
             slice.collider_end.push(slice.found.len() as u32);
@@ -345,7 +346,12 @@ fn overlap((a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)) -> bool {
 /// around them grown by the band) and the triangles of `cloth` with their `boxes`, appending to `slice.found`.
 fn search_collider(
     cloth: FeatureCloth,
-    (k, collider, (start_edges, end_edges), near_collider): (usize, &SweptCollider, EdgePoses, (Vec3, Vec3)),
+    (k, collider, (local_edges, start_edges, end_edges), near_collider): (
+        usize,
+        &SweptCollider,
+        EdgePoses,
+        (Vec3, Vec3),
+    ),
     (thickness, dt): (f32, f32),
     boxes: &[(Vec3, Vec3)],
     slice: &mut FeatureSlice,
@@ -381,7 +387,8 @@ fn search_collider(
                 let moved = local.iter().zip(&start).map(|(end, start)| end.distance(*start)).fold(0.0, f32::max);
                 let room = Vec3::splat(reach + KEPT_SUBSTEPS * moved);
                 let looked_up = (query.0 - room, query.1 + room);
-                // each edge once: a mesh edge is reported with each of its triangles
+                // each edge once (a mesh edge is reported with each of its triangles), and only if its own box
+                // meets the lookup box: the grid's cells hold several times as many, which every substep would test
                 *stamp = stamp.wrapping_add(1);
                 if *stamp == 0 {
                     seen.fill(0);
@@ -391,7 +398,9 @@ fn search_collider(
                 collider.local.edges_near(looked_up.0, looked_up.1, &mut |e| {
                     if let Some(mark) = seen.get_mut(e as usize).filter(|mark| **mark != *stamp) {
                         *mark = *stamp;
-                        candidates.push(e);
+                        if local_edges.get(e as usize).is_some_and(|edge| overlap(looked_up, edge.bounds(0.0))) {
+                            candidates.push(e);
+                        }
                     }
                 });
                 // in the edges' own order, not the grid's: the projection's order is the same for every pose
@@ -430,8 +439,8 @@ fn search_collider(
     }
 }
 
-/// A collider's edges at the start and at the end of the substep.
-type EdgePoses<'a> = (&'a [FeatureEdge], &'a [FeatureEdge]);
+/// A collider's edges in its own frame, at the start and at the end of the substep.
+type EdgePoses<'a> = (&'a [FeatureEdge], &'a [FeatureEdge], &'a [FeatureEdge]);
 
 /// A cloth triangle as the feature test reads it, set up once for all the edges near it.
 #[derive(Clone, Copy, Debug)]
