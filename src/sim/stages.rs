@@ -336,7 +336,7 @@ pub fn push_out(
     for (mut particles, material, mut contacts, overlaps) in &mut cloths {
         let Particles { x, p, v, w, .. } = &mut *particles;
         let allowance = overlaps.allowance();
-        lift_starts(x, &overlaps.0.lift);
+        lift_starts(x, p, &overlaps.0.lift, integrate::MAX_SPEED * clock.dt);
         if last {
             let search = (&mut *slices, params.parallel);
             let margin = (material.thickness, clock.dt);

@@ -14,6 +14,7 @@ use super::hold::{HeldBody, project_holds};
 use super::pinch::share_pinches;
 use super::swept::{GrownShape, SurfaceHit, SweptCollider};
 use crate::sim::constraints::access::ParticleAccess;
+use crate::sim::integrate::MAX_SPEED;
 use crate::sim::parallel::SliceOutputs;
 
 /// Vertices per slice of [`generate_contacts`] at least: below that a cloth is searched on one thread.
@@ -69,18 +70,19 @@ pub struct Overlaps {
     pub lift: Vec<Vec3>,
 }
 
-/// Starting overlaps resolved without energy. The cloth's first substep measures how deep each vertex starts
-/// inside a still collider (the allowance). While it lasts, a vertex x below its contact's surface by `depth` moves
-/// out by at most `reach` (the depenetration speed): the allowance becomes at most the depth left, its contact's
-/// plane sinks that far, and the move is kept in [`Overlaps::lift`] for [`lift_starts`], which moves x by it after
-/// the projection, so line (12) v = (p − x)/Δt keeps only the vertex's own motion while the projection (cloth
-/// against cloth too) sees the move. A vertex pushed deeper than its allowance meanwhile is pushed back to it at
-/// once, and every allowance shrinks by half the reach a substep, so nothing can hold a vertex in and every
-/// allowance runs out within twice the time the overlap needs. An overlap the solver makes later (another cloth or
-/// a constraint pushed the vertex in during the last substep) has no allowance and is resolved at once, as §3.4
-/// has it. So is one inside a moving collider: the surface that moved into it carries it at its own speed, and a
-/// vertex resting on a moving surface is held by exactly that push (`swept.rs`). A vertex a body holds (`held`) is
-/// where its body puts it. Returns how many contacts keep part of their overlap.
+/// Starting overlaps resolved without energy. The cloth's first substep measures how deep each vertex starts inside
+/// a collider, below where its surface was at the start of the substep (the allowance). While it lasts, a vertex x
+/// below its contact's surface by `depth` moves out by at most `reach` (the depenetration speed): the allowance
+/// becomes at most the depth left, its contact's plane sinks that far, and the move is kept in [`Overlaps::lift`]
+/// for [`lift_starts`], which moves x by it after the projection, so line (12) v = (p − x)/Δt keeps only the
+/// vertex's own motion while the projection (cloth against cloth too) sees the move. A vertex pushed deeper than
+/// its allowance meanwhile goes back to it at once, its start moving with it by all but `reach` (up to the speed
+/// cap's move), and every allowance shrinks by half the reach a substep, so nothing can hold a vertex in and
+/// every allowance runs out within twice the time the overlap needs. An overlap the solver makes later (another
+/// cloth or a constraint pushed the vertex in during the last substep) has no allowance and is resolved at once,
+/// as §3.4 has it. On a moving collider the depth is taken from the surface's start, so the surface's own motion
+/// carries the vertex as it carries one resting on it (`swept.rs`). A vertex a body holds (`held`) is where its
+/// body puts it. Returns how many contacts keep part of their overlap.
 pub fn depenetrate(
     x: &[Vec3],
     contacts: &mut [Contact],
@@ -88,14 +90,11 @@ pub fn depenetrate(
     overlaps: &mut Overlaps,
     held: impl Fn(u32) -> bool,
 ) -> usize {
-    let starting = |c: &Contact| {
-        c.kind == ContactKind::Surface
-            && c.surface_shift == Vec3::ZERO
-            && (c.vertex as usize) < x.len()
-            && !held(c.vertex)
-    };
-    let depth_of = |c: &Contact| (c.point - x[c.vertex as usize]).dot(c.normal);
+    let starting = |c: &Contact| c.kind == ContactKind::Surface && (c.vertex as usize) < x.len() && !held(c.vertex);
+    // below the surface where it was at the start of the substep: a moving surface's own motion carries the vertex
+    let depth_of = |c: &Contact| (c.point - c.surface_shift - x[c.vertex as usize]).dot(c.normal);
     let Overlaps { allowance, lift } = overlaps;
+    lift.clear();
     let allowed = allowance.get_or_insert_with(|| {
         let mut started = Vec::new();
         for c in contacts.iter().filter(|c| starting(c)) {
@@ -107,36 +106,43 @@ pub fn depenetrate(
         }
         started
     });
-    if allowed.is_empty() {
-        return 0;
+    if !allowed.is_empty() {
+        allowed.resize(x.len(), 0.0);
+        allowed.iter_mut().for_each(|room| *room = (*room - 0.5 * reach).max(0.0));
+        if allowed.iter().all(|&room| room == 0.0) {
+            allowed.clear();
+        }
     }
-    allowed.resize(x.len(), 0.0);
-    allowed.iter_mut().for_each(|room| *room = (*room - 0.5 * reach).max(0.0));
-    lift.clear();
-    if allowed.iter().all(|&room| room == 0.0) {
-        allowed.clear();
-        return 0;
-    }
-    lift.resize(x.len(), Vec3::ZERO);
+    // the most a start moves in a substep besides the push: with it, a vertex moves no farther than the speed cap
+    let most = reach * (MAX_SPEED / DEPENETRATION_SPEED - 1.0);
     let mut kept = 0;
     for c in contacts.iter_mut().filter(|c| starting(c)) {
-        let (depth, room) = (depth_of(c), &mut allowed[c.vertex as usize]);
-        if depth > 0.0 && *room > 0.0 {
-            let step = depth.min(reach);
-            *room = room.min(depth - step);
-            c.point -= c.normal * *room;
-            lift[c.vertex as usize] += c.normal * step;
-            kept += 1;
-        }
+        let (i, depth) = (c.vertex as usize, depth_of(c));
+        let Some(room) = allowed.get_mut(i).filter(|room| **room > 0.0 && depth > 0.0) else { continue };
+        *room = room.min(depth - depth.min(reach));
+        kept += 1;
+        // the vertex leaves at the depenetration speed: x moves with it, and the projection's push does not count
+        // that move as pushed or moved (friction, restitution, a body's share); one pushed deeper meanwhile goes
+        // back to its allowance at once, as fast as the speed cap lets it and with no more velocity than that
+        let lifted = depth.min(reach).max(depth - *room - reach).min(most);
+        let sunk = room.max(depth - reach - most);
+        c.point -= c.normal * sunk;
+        lift.resize(x.len(), Vec3::ZERO);
+        lift[i] += c.normal * lifted;
+        c.pushed = -lifted;
+        c.moved = -c.normal * lifted;
     }
     kept
 }
 
 /// After the projection: the starts of the vertices [`depenetrate`] took out of a collider move with them, so that
-/// move is no velocity.
-pub fn lift_starts(x: &mut [Vec3], lift: &[Vec3]) {
-    for (x, lift) in x.iter_mut().zip(lift) {
-        *x += *lift;
+/// move is no velocity. A vertex whose move x → p is longer than `max_move` (the speed cap's, for one substep)
+/// keeps its start: line (12) then shortens the move as it does any other, and no vertex moves faster.
+pub fn lift_starts(x: &mut [Vec3], p: &[Vec3], lift: &[Vec3], max_move: f32) {
+    for ((x, p), lift) in x.iter_mut().zip(p).zip(lift) {
+        if x.distance_squared(*p) <= max_move * max_move {
+            *x += *lift;
+        }
     }
 }
 
@@ -164,7 +170,7 @@ pub fn push_out_of_colliders(
         // a vertex the cloth started with inside a still collider leaves at the depenetration speed
         // (`depenetrate`) while its allowance lasts: it goes back no further out than it started this substep, so
         // the push gives it no velocity
-        let leaving = !collider.is_moving() && allowance.get(i).is_some_and(|&room| room > 0.0);
+        let leaving = allowance.get(i).is_some_and(|&room| room > 0.0);
         let started = if leaving { collider.start_depth(x) } else { 0.0 };
         let point = if started > 0.0 { point - normal * (margin + started) } else { point };
         Some(SurfaceHit { point, normal, surface_shift: collider.shift_at(point) })
@@ -450,10 +456,12 @@ mod tests {
         assert_eq!(kept, 1, "only the buried vertex started inside");
         assert_eq!(overlaps.allowance, Some(vec![0.26, 0.0]), "measured in the first substep, less this one's reach");
         project_contacts(&mut Slices { p: &mut p, w: &w }, &x, &mut contacts, &mut []);
-        lift_starts(&mut x, &overlaps.lift);
+        lift_starts(&mut x, &[Vec3::ZERO], &overlaps.lift, f32::INFINITY);
         assert!((x[0].y + 0.25).abs() < 1e-6 && x[1].y == margin, "moved 5 cm out, in x: {x:?}");
         assert!((p[0].y - x[0].y).abs() < 1e-6, "no velocity from the overlap: x {} p {}", x[0].y, p[0].y);
         assert!((p[1].y - margin).abs() < 1e-6, "the resting vertex is held as before: {}", p[1].y);
+        // the contact counts as its push only the millimetre of fall it stopped: a body would take no more
+        assert!((contacts[0].moved - Vec3::new(0.0, 0.001, 0.0)).length() < 1e-5, "{}", contacts[0].moved);
         // the push-out after the loop takes it no further out than it started
         let search = (&mut SliceOutputs::default(), false);
         let before = p;
@@ -498,17 +506,23 @@ mod tests {
         generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &[floor, wall], (0.0, 0.1), search, &mut contacts);
         let mut overlaps = Overlaps::default();
         assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut overlaps, |_| false), 2, "both contacts started inside");
-        lift_starts(&mut x, &overlaps.lift);
+        lift_starts(&mut x, &[Vec3::ZERO], &overlaps.lift, f32::INFINITY);
         assert!((x[0] - Vec3::new(-0.25, -0.25, 0.0)).length() < 1e-6, "{}", x[0]);
     }
 
     #[test]
-    fn a_vertex_inside_a_moving_collider_is_pushed_as_before() {
+    fn a_vertex_started_inside_a_moving_collider_leaves_it_carried_by_its_surface() {
+        // 29 cm below where the surface was at the start of the substep; the surface rose 1 cm during it
         let hit = SurfaceHit { point: Vec3::ZERO, normal: Vec3::Y, surface_shift: Vec3::new(0.0, 0.01, 0.0) };
         let mut contacts = [Contact::surface(0, 0, hit, 0.0, (0.0, 0.0))];
-        let x = [Vec3::new(0.0, -0.3, 0.0)];
-        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut Overlaps::default(), |_| false), 0);
-        assert_eq!((x[0], contacts[0].point), (Vec3::new(0.0, -0.3, 0.0), Vec3::ZERO));
+        let mut x = [Vec3::new(0.0, -0.3, 0.0)];
+        let mut overlaps = Overlaps::default();
+        assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut overlaps, |_| false), 1);
+        // the plane sinks to where the vertex may still be (0.29 − 0.05), and the start moves by the step
+        assert!((contacts[0].point.y + 0.24).abs() < 1e-6, "{}", contacts[0].point);
+        lift_starts(&mut x, &[Vec3::ZERO], &overlaps.lift, f32::INFINITY);
+        // so the projection's p = −0.24 leaves the vertex the surface's own 1 cm of motion
+        assert!((contacts[0].point.y - x[0].y - 0.01).abs() < 1e-6, "{}", x[0]);
     }
 
     #[test]
@@ -641,16 +655,16 @@ mod tests {
     }
 
     #[test]
-    fn a_vertex_resting_on_a_still_collider_keeps_its_plane() {
+    fn a_vertex_resting_on_a_collider_keeps_its_plane_still_or_moving() {
         // the vertex starts on a box's top (μ = 1) and its ray leaves it; the cloth then pulls it 5 cm in and 2 cm
-        // along: the still box pushes it out and holds the slip, a moving one leaves it to the next substep
+        // along: the box pushes it out and holds the slip, and a moving box carries it along its 1 mm
         let block =
             Shape::Box { center: Vec3::ZERO, rotation: bevy::math::Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
         let pose = |x: f32| bevy::math::Isometry3d::from_translation(Vec3::new(x, -0.5, 0.0));
         let still = SweptCollider::fixed(block.transformed(&pose(0.0)), 1.0, 0.0);
         let moving = SweptCollider::new(block, pose(0.0), pose(0.001), 1.0, 0.0);
         let x = [Vec3::ZERO];
-        for (collider, ends_at) in [(still, Vec3::ZERO), (moving, Vec3::new(0.02, -0.05, 0.0))] {
+        for (collider, ends_at) in [(still, Vec3::ZERO), (moving, Vec3::new(0.001, 0.0, 0.0))] {
             let mut contacts = Vec::new();
             let (search, v, w) = (&mut SliceOutputs::default(), [Vec3::ZERO], [1.0]);
             let predicted = [Vec3::new(0.01, 0.02, 0.0)];

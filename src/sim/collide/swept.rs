@@ -97,10 +97,9 @@ impl SweptCollider {
         }
         let from = Vec3::from(self.start.inverse_transform_point(x));
         let to = Vec3::from(self.end.inverse_transform_point(p));
-        // a vertex resting on a moving collider is left to the next substep's fallback: a plane that holds tense
-        // cloth to a body the cloth moves only after the step (§4.2) stretched `pile`'s sheet to 3.4 times its
-        // length with friction and tangled it without
-        let (q, n, _) = grown.contact(from, to).filter(|&(_, _, resting)| !resting)?;
+        // a vertex resting on a moving surface keeps its plane, as on a still one: left to the next substep's
+        // fallback, the cloth dragged it deep inside a moving box in one substep and the push out threw it
+        let (q, n, _) = grown.contact(from, to)?;
         let point = Vec3::from(self.end.transform_point(q));
         Some(SurfaceHit {
             point,
