@@ -167,7 +167,7 @@ pub fn push_out_of_colliders(
             return None;
         }
         let (point, normal) = collider.world.inflated(margin).closest_surface(p);
-        // a vertex the cloth started with inside a still collider leaves at the depenetration speed
+        // a vertex the cloth started with inside a collider leaves at the depenetration speed
         // (`depenetrate`) while its allowance lasts: it goes back no further out than it started this substep, so
         // the push gives it no velocity
         let leaving = allowance.get(i).is_some_and(|&room| room > 0.0);
