@@ -22,6 +22,10 @@
 //! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
 //! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
 //! and projected alongside (`selfcollide::find_edge_contacts`).
+//!
+//! Cloths a scene starts closer than their gap part as self-collision parts a squeezed vertex, in x and p alike
+//! (`selfcollide::lift_squeezed_vertices`), so the overlap becomes no velocity; a pair the solver squeezes later
+//! wins back part of its gap in p, no faster than [`DEPENETRATION_SPEED`].
 
 use std::time::Instant;
 
@@ -29,12 +33,14 @@ use bevy::prelude::*;
 
 use super::cloth::Awake;
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
+use super::collide::DEPENETRATION_SPEED;
 use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
-    DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, MAX_THICKNESS_PER_EDGE, SelfContact, SelfContactSearch,
-    Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts, mean_rest_length, project_edge_contacts,
-    project_self_contacts_on, self_collision_thickness, sweep_end,
+    DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, Lifts, MAX_THICKNESS_PER_EDGE, SELF_DEPENETRATION_SPEED,
+    SelfContact, SelfContactSearch, Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts,
+    lift_squeezed_vertices, mean_rest_length, project_edge_contacts, project_self_contacts_on,
+    self_collision_thickness, sweep_end,
 };
 use super::{SimParams, StageTimings, stages};
 
@@ -82,6 +88,11 @@ pub struct ClothContacts {
     gaps: Vec<ClothGap>,
     /// The rays the last search forecast, kept to tell when the cloths leave them.
     sweep: StepSweep,
+    /// Whether the cloths may still be parting from a scene that started them closer than their gap: set at a
+    /// scene's first step, cleared once the lift of squeezed vertices finds none (`project_cloth_contacts`).
+    parting: bool,
+    /// The lift of the squeezed vertices (`selfcollide::lift_squeezed_vertices`).
+    lifts: Lifts,
 }
 
 /// The rays a search of the step swept each vertex along, from the substep it was made in to the step's end:
@@ -246,6 +257,9 @@ pub fn find_cloth_contacts(
     }
     let start = Instant::now();
     let state = &mut *state;
+    if clock.steps == 0 && clock.substep == 0 {
+        state.parting = true;
+    }
     let band = if state.forecast_holds(&cloths, clock.substep) {
         state.thickness * SelfCollision::DETECTION_MARGIN
     } else {
@@ -279,6 +293,7 @@ pub fn find_cloth_contacts(
 pub fn project_cloth_contacts(
     mut cloths: Query<&mut Particles, Awake>,
     params: Res<SimParams>,
+    clock: Res<SimClock>,
     mut state: ResMut<ClothContacts>,
     mut timings: ResMut<StageTimings>,
 ) {
@@ -286,8 +301,21 @@ pub fn project_cloth_contacts(
         return;
     }
     let start = Instant::now();
-    let ClothContacts { cloths: layout, x, p, w, triangles, contacts, edge_contacts, thickness, gaps, search, .. } =
-        &mut *state;
+    let ClothContacts {
+        cloths: layout,
+        x,
+        p,
+        w,
+        triangles,
+        contacts,
+        edge_contacts,
+        thickness,
+        gaps,
+        search,
+        parting,
+        lifts,
+        ..
+    } = &mut *state;
     let fits = |particles: &Particles, count: u32| particles.len() == count as usize;
     if !layout.iter().all(|c| cloths.get(c.entity).is_ok_and(|particles| fits(particles, c.count))) {
         // a cloth came or went since the search: its indices are stale until the next step's
@@ -315,14 +343,29 @@ pub fn project_cloth_contacts(
         }
         .unwrap_or(*thickness)
     };
+    // cloths a scene starts closer than their gap part as self-collision parts a squeezed vertex, in x and p
+    // alike, and their edges no faster in p: pushed in p alone by a quarter of the gap a substep, the overlap
+    // became velocity, and two sheets started 1 cm apart left the ground with 23 times their energy. Once parted,
+    // a pair the solver squeezes wins back up to a quarter of the gap in p, no faster than a collider pushes a
+    // vertex out (the maximum depenetration velocity of game engines): lifted, sheets piled in layers kept
+    // stirring and crossed each other more, and a quarter of a thick cloth's gap reached the speed cap
+    let reach = SELF_DEPENETRATION_SPEED * clock.dt;
+    let lifted = *parting && lift_squeezed_vertices((x, p, w), (triangles, contacts), gap, reach, lifts) > 0;
+    *parting &= lifted;
+    let most = DEPENETRATION_SPEED * clock.dt;
+    let (share, edge_reach) =
+        if lifted { (0.0, reach) } else { (DEPENETRATION_PER_STEP.min(most / thickness.max(f32::MIN_POSITIVE)), most) };
     for _ in 0..params.iterations.clamp(1, MAX_PASSES) {
-        project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0, DEPENETRATION_PER_STEP);
-        project_edge_contacts(p, w, edge_contacts, gap);
+        project_self_contacts_on(&mut Slices { p, w }, x, triangles, contacts, gap, 1.0, share);
+        project_edge_contacts(p, w, edge_contacts, gap, edge_reach);
     }
     for &GatheredCloth { entity, first, count, .. } in layout.iter() {
         if let Ok(mut particles) = cloths.get_mut(entity) {
             let range = first as usize..(first + count) as usize;
-            particles.p.copy_from_slice(&p[range]);
+            particles.p.copy_from_slice(&p[range.clone()]);
+            if lifted {
+                particles.x.copy_from_slice(&x[range]);
+            }
         }
     }
     timings.add(PbdStage::Project, start);

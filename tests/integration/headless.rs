@@ -196,10 +196,16 @@ fn a_closed_scene_reports_its_energy_gain_and_an_open_one_none() {
     let hanging = headless::run(preset::load("hanging_sheet").unwrap(), 120).unwrap();
     let gain = hanging.energy_gain.expect("the hanging sheet is a closed scene");
     assert!(gain < 0.0, "the hanging sheet gained {gain} of its energy");
-    // a ball on a pinned strip doubles its energy (a fault not yet found): the report says so
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/strip_pendulum.ron");
-    let pumped = headless::run(preset::load(path).unwrap(), 60).unwrap();
+    // a soft shell collapsing on the ground gains 15 times its energy (a fault not yet fixed): the report says so
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/squashed_shell.ron");
+    let pumped = headless::run(preset::load(path).unwrap(), 120).unwrap();
     assert!(pumped.energy_gain.is_some_and(|g| g > 0.5), "{:?}", pumped.energy_gain);
+    // a ball on a pinned strip beside a balloon doubled its energy within 30 frames: the thick cloths, pushed apart
+    // by a quarter of their 8.75 cm gap a substep in p alone, flew at up to 56 m/s; no faster than 2 m/s, 3.4 %
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/strip_pendulum.ron");
+    let strip = headless::run(preset::load(path).unwrap(), 60).unwrap();
+    assert!(strip.energy_gain.is_some_and(|g| g < 0.1), "{:?}", strip.energy_gain);
+    assert_eq!(strip.capped_moves, 0);
     // a ball holding a heavy sheet far from its centre falls with it, its holds two-way: it no longer spins to the
     // speed cap and gains 278 times its energy (issue 49, point 5)
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/lever_grip.ron");

@@ -13,8 +13,8 @@
 //! C = n·(a(s) − b(t)) − h ≥ 0 on the predictions, with s, t and n held for the substep — a plane through b(t)
 //! that a(s) stays in front of, as eq. (12)/(13) hold a vertex in front of a triangle. Its gradients are
 //! (1 − s)n, s·n, −(1 − t)n and −t·n; they sum to zero, so PBD eq. (8)–(9) conserve linear momentum, and they act
-//! along one line, so angular momentum too. Like the vertex–triangle contacts, a pair that starts closer than h
-//! is pushed out by at most [`DEPENETRATION_PER_STEP`]·h a substep.
+//! along one line, so angular momentum too. A pair that starts closer than h is pushed out by at most
+//! [`DEPENETRATION_PER_STEP`]·h a substep in p, and no faster than a given speed (`cloth_contacts.rs`).
 //!
 //! # Detection ([`find_edge_contacts`])
 //!
@@ -244,14 +244,16 @@ pub(crate) fn closest_parameters([a0, a1]: [Vec3; 2], [b0, b1]: [Vec3; 2]) -> Op
 }
 
 /// One Gauss–Seidel pass over `contacts` on the predictions `p` with inverse masses `w`: where
-/// C = n·(a(s) − b(t)) − h' < 0, with h' = min(h, max(start gap, 0) + [`DEPENETRATION_PER_STEP`]·h) and
-/// h = `thickness(a₀, b₀)`, moves the four corners by PBD eq. (8)–(9). Skips contacts with an index out of range
-/// or zero total weight.
+/// C = n·(a(s) − b(t)) − h' < 0, with h' = min(h, max(start gap, 0) + min([`DEPENETRATION_PER_STEP`]·h, `reach`))
+/// and h = `thickness(a₀, b₀)`, moves the four corners by PBD eq. (8)–(9). Edges that start closer than h part by
+/// at most `reach` a substep in p, which line (12) turns into velocity: the maximum depenetration velocity of game
+/// physics engines. Skips contacts with an index out of range or zero total weight.
 pub(crate) fn project_edge_contacts(
     p: &mut [Vec3],
     w: &[f32],
     contacts: &[EdgeContact],
     thickness: impl Fn(usize, usize) -> f32,
+    reach: f32,
 ) {
     let n = p.len().min(w.len());
     for c in contacts {
@@ -260,7 +262,7 @@ pub(crate) fn project_edge_contacts(
             continue;
         }
         let h = thickness(a0, b0);
-        let gap = h.min(c.start_gap.max(0.0) + DEPENETRATION_PER_STEP * h);
+        let gap = h.min(c.start_gap.max(0.0) + (DEPENETRATION_PER_STEP * h).min(reach));
         let value = c.normal.dot(p[a0].lerp(p[a1], c.s) - p[b0].lerp(p[b1], c.t)) - gap;
         if value.is_nan() || value >= 0.0 {
             continue;
@@ -348,7 +350,7 @@ mod tests {
         let momentum_before = momentum(&p);
         let crossing: Vec<_> = contacts.iter().filter(|c| c.a == [0, 1]).copied().collect();
         for _ in 0..4 {
-            project_edge_contacts(&mut p, &w, &crossing, |_, _| h);
+            project_edge_contacts(&mut p, &w, &crossing, |_, _| h, f32::INFINITY);
         }
         let mid = |q: &[Vec3], [i, j]: [usize; 2]| (q[i] + q[j]) / 2.0;
         let gap = (mid(&p, [0, 1]) - mid(&p, [2, 3])).z;

@@ -80,8 +80,9 @@
 //! most `DEPENETRATION_PER_STEP`·h a substep, and no faster than `SELF_DEPENETRATION_SPEED`, in x and p alike (the
 //! pre-stabilisation of Macklin et al. 2014, §4.4): the overlap goes in a few substeps and none of it becomes
 //! velocity. A vertex that arrives from outside the band (gap ≥ h at the start, the tunnelling case) is still held
-//! at h. Between cloths (`cloth_contacts.rs`), the projection still wins back `DEPENETRATION_PER_STEP`·h a step in
-//! p alone, the "maximum depenetration velocity" of game physics engines.
+//! at h. Between cloths (`cloth_contacts.rs`) the lift parts the cloths a scene starts closer than their gap; a
+//! pair squeezed later wins back `DEPENETRATION_PER_STEP`·h a substep in p alone, no faster than the colliders'
+//! depenetration speed (the "maximum depenetration velocity" of game physics engines).
 //!
 //! # Caveats
 //!
