@@ -343,12 +343,9 @@ pub fn project_cloth_contacts(
         }
         .unwrap_or(*thickness)
     };
-    // cloths a scene starts closer than their gap part as self-collision parts a squeezed vertex, in x and p
-    // alike, and their edges no faster in p: pushed in p alone by a quarter of the gap a substep, the overlap
-    // became velocity, and two sheets started 1 cm apart left the ground with 23 times their energy. Once parted,
-    // a pair the solver squeezes wins back up to a quarter of the gap in p, no faster than a collider pushes a
-    // vertex out (the maximum depenetration velocity of game engines): lifted, sheets piled in layers kept
-    // stirring and crossed each other more, and a quarter of a thick cloth's gap reached the speed cap
+    // a push in p alone becomes velocity: a scene's starting overlap is lifted out in x and p alike, and a pair the
+    // solver squeezes later parts no faster than a collider pushes a vertex out (lifting those too kept piled
+    // layers stirring; docs/reliability.md, "Cloth against cloth")
     let reach = SELF_DEPENETRATION_SPEED * clock.dt;
     let lifted = *parting && lift_squeezed_vertices((x, p, w), (triangles, contacts), gap, reach, lifts) > 0;
     *parting &= lifted;

@@ -13,8 +13,8 @@ use crate::sim::constraints::access::Slices;
 pub(crate) const OUTSIDE_TOLERANCE: f32 = 0.25;
 
 /// How much of the thickness h a vertex that starts a substep inside the band (closer than h to the triangle)
-/// may win back in that substep: [`lift_squeezed_vertices`] moves it out by at most this·h in x and p. See the
-/// module docs ("Squeezed vertices").
+/// may win back in that substep: [`lift_squeezed_vertices`] moves it out by at most this·h in x and p, and between
+/// cloths the projection by at most as much in p. See the module docs ("Squeezed vertices").
 pub(crate) const DEPENETRATION_PER_STEP: f32 = 0.25;
 
 /// How fast the lift of squeezed vertices (module docs, "Squeezed vertices") moves a vertex out of the band, m/s.
