@@ -340,7 +340,7 @@ pub const VOLUME_COMPLIANCE: Knob = Knob {
     default: 0.0,
     section: "§4.4 eq. (14); XPBD eq. (18)",
     doc: "With the XPBD solver and a balloon: the inverse stiffness α of its volume constraint, the volume one \
-          pascal of pressure difference takes from it (0 keeps the volume k_pressure·V0 exactly).",
+          pascal of pressure difference takes from it, on top of the air's own V/p_atm (0: the air alone).",
 };
 
 /// Areal density ρ.

@@ -27,6 +27,7 @@ use super::colliders::{CollisionWorld, ExternalColliders};
 use super::constraints::bend::{Folds, fold_stiffnesses};
 use super::constraints::plan::ProjectionPlan;
 use super::constraints::response::linearized;
+use super::constraints::volume::VolumeGoal;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
@@ -297,7 +298,9 @@ pub fn project(
         }
         let mut no_gradient = Vec::new();
         let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
-            Some(Balloon { target_volume, gradient, .. }) => (*target_volume, gradient),
+            Some(Balloon { target_volume, gradient, .. }) => {
+                (target_volume.map(|v| VolumeGoal::new(v, clock.dt)), gradient)
+            }
             None => (None, &mut no_gradient),
         };
         let cloth = ClothConstraints {

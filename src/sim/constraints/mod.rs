@@ -26,8 +26,8 @@ use self::plan::{Chunk, ProjectionPlan, Work};
 use self::response::linearized;
 use self::response::{Blend, Compliance, Multipliers, Response, SharedMultipliers, Stiffness};
 use self::storage::{BendConstraints, StretchConstraints};
-use self::volume::VolumeResponse;
-use super::collide::contact::Contact;
+use self::volume::{VolumeGoal, VolumeResponse};
+use super::collide::contact::{Contact, ContactKind};
 use super::collide::contacts::project_contacts;
 use super::collide::features::{FeatureContact, project_feature_contacts};
 use super::collide::hold::HeldBody;
@@ -104,8 +104,8 @@ pub struct ClothConstraints<'a> {
     pub self_contact_halves: [usize; 2],
     /// The cloth thickness h in metres (§4.3).
     pub thickness: f32,
-    /// The balloon's target volume k_pressure · V0 (§4.4), if the cloth is one.
-    pub volume_target: Option<f32>,
+    /// The balloon's volume constraint (§4.4), if the cloth is one.
+    pub volume_target: Option<VolumeGoal>,
 }
 
 impl<'a> ClothConstraints<'a> {
@@ -168,6 +168,8 @@ pub(crate) fn project_constraints(
     let needed = plan.chunks_needed(any_contact, !self_contacts.is_empty(), volume_target.is_some());
     if settings.xpbd.is_some() {
         scratch.multipliers.reset(stretch.len(), bend.len());
+    } else {
+        scratch.multipliers.volume = 0.0;
     }
     let multipliers = SharedMultipliers::new(scratch.multipliers);
     let projector = Projector { particles, cloth, settings, x, multipliers, scratch: Mutex::new(scratch) };
@@ -239,17 +241,18 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 }
             }
             Work::Volume => {
-                if let (Some(target), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
+                if let (Some(goal), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
                     let ProjectionScratch { volume_gradient, multipliers, contacts, features, bodies } = &mut *scratch;
-                    let response = match settings.xpbd {
-                        None => VolumeResponse::Stiffness(1.0),
-                        Some(XpbdSettings { alpha, share }) => {
-                            VolumeResponse::Compliance { alpha: alpha[2], lambda: &mut multipliers.volume, share }
-                        }
-                    };
-                    volume::project_volume(p, w, triangles, target, response, volume_gradient);
+                    // the air's compliance and the user's act in series (while the solver switches, the
+                    // paper's k = 1 still makes the rest of the correction)
+                    let (user, share) = settings.xpbd.map_or((0.0, 1.0), |xpbd| (xpbd.alpha[2], xpbd.share));
+                    let alpha = goal.air_compliance + user;
+                    let response = VolumeResponse { alpha, lambda: &mut multipliers.volume, share };
+                    let held = contacts.iter().any(|c| c.kind == ContactKind::Attached);
+                    let start = (!held).then_some(x);
+                    volume::project_volume(p, start, w, triangles, goal.volume, response, volume_gradient);
                     // the volume comes last and pushes every vertex: the contacts again, so no vertex ends the
                     // iteration pressed into a collider by the balloon
                     project_contacts(&mut view, x, contacts, bodies);

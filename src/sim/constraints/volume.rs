@@ -16,9 +16,15 @@
 //! For a closed mesh V does not depend on the origin of the tetrahedra, so both functions measure positions
 //! from the centroid of `p`: far from the world origin the terms would otherwise be large and cancel in f32.
 //! The constraint is internal: the gradients sum to zero (the area vectors of a closed surface cancel) and are
-//! orthogonal to rotations, so each projection conserves linear and angular momentum (eq. 1–2) for any masses.
+//! orthogonal to rotations, so each projection conserves linear and angular momentum (eq. 1–2) for any masses;
+//! [`project_volume`] also takes away the turn line (12) would see, so a free balloon's does so exactly.
+//!
+//! The paper holds the volume exactly (k = 1). Here the air inside gives as isothermal air does
+//! ([`air_compliance`]), through XPBD's multiplier in both solvers: a cloth that cannot stretch to the target
+//! otherwise fights the constraint in every iteration (docs/reliability.md, "A balloon its cloth cannot stretch
+//! to").
 
-use bevy::math::Vec3;
+use bevy::math::{Mat3, Vec3};
 
 /// Volume enclosed by a closed triangle mesh with outward (counter-clockwise seen from outside) triangles:
 /// eq. (14) without the constant, Σ (p1 × p2) · p3 / 6. Inward-oriented meshes give the negative volume. For a
@@ -38,68 +44,91 @@ pub fn enclosed_volume(p: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
     (six_volume / 6.0) as f32
 }
 
+/// Pressure of the air around a balloon, Pa.
+pub const ATMOSPHERIC_PRESSURE: f32 = 101_325.0;
+
+/// A balloon's volume constraint in one substep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeGoal {
+    /// The target k_pressure · V0 (pumped up toward it, `balloons::pumped_volume`), m³.
+    pub volume: f32,
+    /// The time-scaled compliance α̃ = α / Δt² of the air inside, α = V / p_atm ([`air_compliance`]).
+    pub air_compliance: f32,
+}
+
+impl VolumeGoal {
+    /// The goal `volume` for substeps of `dt` seconds.
+    pub fn new(volume: f32, dt: f32) -> Self {
+        Self { volume, air_compliance: air_compliance(volume) / (dt * dt) }
+    }
+}
+
+/// The compliance of the air in a balloon of `volume` m³, m³/Pa: the volume one pascal takes from it, V / p_atm
+/// (Boyle's law at constant temperature, linearised about the atmosphere's pressure).
+///
+/// The paper's k = 1 keeps the volume exactly, and no cloth is inextensible: a membrane that cannot stretch to the
+/// target fights the constraint in every iteration, the cycle of shapes between the two projections turns the
+/// balloon a little each time, and line (12) makes that turn a spin. With the air's own give, the multiplier λ
+/// converges to the pressure that balances the membrane, and the cycle dies out.
+pub fn air_compliance(volume: f32) -> f32 {
+    volume.abs() / ATMOSPHERIC_PRESSURE
+}
+
 /// Longest move of one volume projection, as a fraction of the cube root of the target volume.
 pub(crate) const MAX_STEP: f32 = 0.1;
 
-/// How the volume constraint answers its error C: the paper's stiffness, or XPBD's compliance.
+/// How the volume constraint answers its error C: XPBD's Δλ = (−C − α̃λ) / (Σ_j w_j |∇_j C|² + α̃), Δp_i =
+/// w_i ∇_i C Δλ, with α̃ = α/Δt² (m³/Pa over s²). α = 0 is the paper's k = 1 (eq. 8–9); the solvers give the
+/// air's compliance at least ([`air_compliance`]).
 #[derive(Debug)]
-pub(crate) enum VolumeResponse<'a> {
-    /// Δp_i = −k s w_i ∇_i C with s = C / Σ_j w_j |∇_j C|² (eq. 8–9); the paper's balloons use k = 1.
-    Stiffness(f32),
-    /// XPBD: Δλ = (−C − α̃λ) / (Σ_j w_j |∇_j C|² + α̃), Δp_i = w_i ∇_i C Δλ, with α̃ = α/Δt² (m³/Pa over s²);
-    /// `share` < 1 while the solver switches blends it with the paper's k = 1 (as
-    /// `Blend` does), and `lambda` records the multiplier of the correction made.
-    Compliance {
-        /// α̃ = α / Δt².
-        alpha: f32,
-        /// This substep's λ, zero at its start.
-        lambda: &'a mut f32,
-        /// XPBD's share of the correction, 0 to 1.
-        share: f32,
-    },
+pub(crate) struct VolumeResponse<'a> {
+    /// α̃ = α / Δt².
+    pub alpha: f32,
+    /// This substep's λ, zero at its start; each projection subtracts the factor of its correction.
+    pub lambda: &'a mut f32,
+    /// XPBD's share of the correction, 0 to 1: below 1 while the solver switches, the rest being the paper's k = 1
+    /// (as `Blend` does for stretch and bending).
+    pub share: f32,
 }
 
 impl VolumeResponse<'_> {
     /// The factor s of Δp_i = −s w_i ∇_i C for the error `error` and the denominator Σ_j w_j |∇_j C|².
     fn scale(&self, error: f32, denominator: f32) -> f32 {
-        match self {
-            Self::Stiffness(k) => k * error / denominator,
-            Self::Compliance { alpha, lambda, share } => {
-                let xpbd = (error + alpha * **lambda) / (denominator + alpha);
-                if *share >= 1.0 { xpbd } else { (1.0 - share) * error / denominator + share * xpbd }
-            }
-        }
-    }
-
-    /// Records the correction made with factor `scale`.
-    fn commit(&mut self, scale: f32) {
-        if let Self::Compliance { lambda, .. } = self {
-            **lambda -= scale;
-        }
+        let xpbd = (error + self.alpha * *self.lambda) / (denominator + self.alpha);
+        if self.share >= 1.0 { xpbd } else { (1.0 - self.share) * error / denominator + self.share * xpbd }
     }
 }
 
-/// One projection of the balloon constraint C = V(p) − `target_volume` (eq. 14) onto the positions `p`.
+/// One projection of the balloon constraint C = V(p) − `target_volume` (eq. 14) onto the positions `p`; `start`
+/// holds where the substep started them if the balloon is free (no vertex pinned or held).
 ///
 /// `target_volume` is k_pressure · V0: the paper's overpressure factor k_pressure is folded into the target by
-/// the caller. `response` is the paper's stiffness k of the equality constraint in the sense of §3.3 (the paper
-/// uses k = 1), or XPBD's compliance. With the gradients ∇_i C of eq. (15) the correction is Δp_i = −s w_i ∇_i C
-/// ([`VolumeResponse`] gives s); vertices with w_i = 0 do not move.
+/// the caller. With the gradients ∇_i C of eq. (15) the correction is Δp_i = −s w_i ∇_i C ([`VolumeResponse`]
+/// gives s); vertices with w_i = 0 do not move.
+///
+/// A free balloon's correction then loses the rigid turn it gives about its start x. ∇C is orthogonal to
+/// rotations about `p`, so Σ m_i (p_i − c) × Δp_i = 0, but line (12)'s velocities carry the angular momentum
+/// Σ m_i x_i × p_i / Δt, which gains Σ m_i x_i × Δp_i: on a turning balloon that the volume pushes out, a torque
+/// along its spin that grows with it. Taking away the rotation θ × (x_i − c) with I θ = Σ m_i (x_i − c) × Δp_i (I
+/// the inertia about the centre of mass c) makes the projection conserve angular momentum exactly, and linear
+/// momentum still. A pinned or held balloon keeps the whole correction: its pins or bodies take the torque, and
+/// a body's mass lent to its vertex would make the turn one about that vertex.
 ///
 /// `gradient` is caller-owned scratch: it is resized to `p.len()` and holds ∇_i C afterwards, so a warm
 /// buffer is reused without allocating. `w` should have one inverse mass per position (vertices past its end
 /// do not move). No vertex moves further than [`MAX_STEP`] · ∛target in one projection: the whole correction is
-/// scaled down when one would. The projection is skipped, leaving `p` unchanged, when Σ w |∇C|² vanishes (a collapsed mesh
-/// or every vertex pinned) or when C, the denominator or the scale factor are not finite.
+/// scaled down when one would. The projection is skipped, leaving `p` unchanged, when Σ w |∇C|² vanishes (a
+/// collapsed mesh or every vertex pinned) or when C, the denominator or the scale factor are not finite.
 ///
 /// # Panics
 /// If a triangle index is out of bounds of `p`.
 pub(crate) fn project_volume(
     p: &mut [Vec3],
+    start: Option<&[Vec3]>,
     w: &[f32],
     triangles: &[[u32; 3]],
     target_volume: f32,
-    mut response: VolumeResponse,
+    response: VolumeResponse,
     gradient: &mut Vec<Vec3>,
 ) {
     const SIXTH: f32 = 1.0 / 6.0;
@@ -134,10 +163,36 @@ pub(crate) fn project_volume(
     if largest > limit {
         scale *= limit / largest;
     }
-    response.commit(scale);
-    for ((pi, g), &wi) in p.iter_mut().zip(gradient.iter()).zip(w) {
-        *pi -= *g * (scale * wi);
+    *response.lambda -= scale;
+    let turned = start.and_then(|x| Some((x, spurious_turn(x, w, gradient, scale)?)));
+    for (i, (pi, &wi)) in p.iter_mut().zip(w).enumerate() {
+        if wi > 0.0 {
+            *pi -= gradient[i] * (scale * wi);
+        }
+        if let Some((x, (centre, turn))) = turned {
+            *pi -= turn.cross(x[i] - centre);
+        }
     }
+}
+
+/// The centre of mass c and the rotation θ (radians) whose turn θ × (x_i − c) of every vertex carries the angular
+/// momentum about `x` of the correction Δp_i = −`scale` w_i ∇_i C: I θ = Σ m_i (x_i − c) × Δp_i. `None` when a
+/// vertex is pinned, `x` does not match `w`, or the inertia is singular.
+fn spurious_turn(x: &[Vec3], w: &[f32], gradient: &[Vec3], scale: f32) -> Option<(Vec3, Vec3)> {
+    if x.len() != w.len() || w.iter().any(|&wi| wi <= 0.0) {
+        return None;
+    }
+    let (mass, weighted) = x.iter().zip(w).fold((0.0, Vec3::ZERO), |(m, s), (xi, &wi)| (m + 1.0 / wi, s + *xi / wi));
+    let centre = weighted / mass;
+    let (mut torque, mut inertia) = (Vec3::ZERO, Mat3::ZERO);
+    for ((xi, g), &wi) in x.iter().zip(gradient).zip(w) {
+        let r = *xi - centre;
+        torque -= r.cross(*g * scale); // m_i w_i = 1
+        inertia +=
+            (Mat3::from_diagonal(Vec3::splat(r.length_squared())) - Mat3::from_cols(r * r.x, r * r.y, r * r.z)) / wi;
+    }
+    let turn = (inertia.determinant().abs() > f32::MIN_POSITIVE).then(|| inertia.inverse() * torque)?;
+    turn.is_finite().then_some((centre, turn))
 }
 
 /// Mean of the positions (the origin for an empty slice).
@@ -204,6 +259,13 @@ mod tests {
         (v.into_iter().map(|q| center + q * radius).collect(), f)
     }
 
+    /// One projection with the paper's k = 1 (α = 0) of positions whose substep started where they are.
+    fn project_exact(p: &mut [Vec3], w: &[f32], t: &[[u32; 3]], target: f32, gradient: &mut Vec<Vec3>) {
+        let x = p.to_vec();
+        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0 };
+        project_volume(p, Some(&x), w, t, target, exact, gradient);
+    }
+
     fn relative_error(value: f32, reference: f32) -> f32 {
         (value - reference).abs() / reference.abs()
     }
@@ -247,7 +309,7 @@ mod tests {
         let mut gradient = Vec::new();
         let start = (enclosed_volume(&p, &t) - target).abs();
         for _ in 0..10 {
-            project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
+            project_exact(&mut p, &w, &t, target, &mut gradient);
         }
         let error = (enclosed_volume(&p, &t) - target).abs();
         assert!(error < 1e-3 * target, "volume error {error} (started at {start}) for target {target}");
@@ -261,21 +323,23 @@ mod tests {
             q.y *= 1e-4; // flattened to a disc: a volume near zero, tiny gradients
         }
         let (before, w, target) = (p.clone(), vec![1.0; p.len()], 4.0 * 1.9);
-        project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut Vec::new());
+        project_exact(&mut p, &w, &t, target, &mut Vec::new());
         let furthest = before.iter().zip(&p).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
         assert!(furthest > 0.0 && furthest <= MAX_STEP * target.cbrt() * 1.0001, "moved {furthest}");
     }
 
     #[test]
-    fn stiffness_scales_the_correction() {
+    fn a_compliance_equal_to_the_denominator_halves_the_first_correction() {
         let (p, t) = sphere(2, 1.0, Vec3::ZERO);
         let w: Vec<f32> = (0..p.len()).map(|i| 0.5 + (i % 3) as f32).collect();
         let mut gradient = Vec::new();
         let (mut full, mut half) = (p.clone(), p.clone());
-        project_volume(&mut full, &w, &t, 5.0, VolumeResponse::Stiffness(1.0), &mut gradient);
-        project_volume(&mut half, &w, &t, 5.0, VolumeResponse::Stiffness(0.5), &mut gradient);
+        project_exact(&mut full, &w, &t, 5.0, &mut gradient);
+        let denominator: f32 = gradient.iter().zip(&w).map(|(g, wi)| wi * g.length_squared()).sum();
+        let response = VolumeResponse { alpha: denominator, lambda: &mut 0.0, share: 1.0 };
+        project_volume(&mut half, Some(&p), &w, &t, 5.0, response, &mut gradient);
         for ((a, b), c) in p.iter().zip(&full).zip(&half) {
-            assert!(((*b - *a) * 0.5 - (*c - *a)).length() < 1e-6);
+            assert!(((*b - *a) * 0.5 - (*c - *a)).length() < 1e-5);
         }
     }
 
@@ -291,7 +355,7 @@ mod tests {
         let w: Vec<f32> = mass.iter().map(|m| 1.0 / m).collect();
         let before = p.clone();
         let target = 1.3 * enclosed_volume(&p, &t);
-        project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut Vec::new());
+        project_exact(&mut p, &w, &t, target, &mut Vec::new());
 
         let center = before.iter().sum::<Vec3>() / before.len() as f32;
         let (mut linear, mut angular, mut moved) = (Vec3::ZERO, Vec3::ZERO, 0.0f32);
@@ -314,7 +378,7 @@ mod tests {
         let target = 2.0 * enclosed_volume(&p, &t);
         let mut gradient = Vec::new();
         for _ in 0..5 {
-            project_volume(&mut p, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
+            project_exact(&mut p, &w, &t, target, &mut gradient);
         }
         for (i, (a, b)) in before.iter().zip(&p).enumerate() {
             if w[i] == 0.0 {
@@ -332,29 +396,29 @@ mod tests {
         let mut gradient = Vec::new();
 
         let mut pinned = p.clone();
-        project_volume(&mut pinned, &[0.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut pinned, &[0.0; 8], &t, 2.0, &mut gradient);
         assert_eq!(pinned, p, "every vertex pinned");
 
         let mut collapsed = vec![Vec3::ONE; 8];
-        project_volume(&mut collapsed, &[1.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut collapsed, &[1.0; 8], &t, 2.0, &mut gradient);
         assert_eq!(collapsed, vec![Vec3::ONE; 8], "zero gradient");
 
         let mut nan = p.clone();
         nan[3] = Vec3::NAN;
-        project_volume(&mut nan, &[1.0; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut nan, &[1.0; 8], &t, 2.0, &mut gradient);
         assert_eq!(&nan[..3], &p[..3], "NaN position");
         assert_eq!(&nan[4..], &p[4..], "NaN position");
 
         let mut bad_target = p.clone();
-        project_volume(&mut bad_target, &[1.0; 8], &t, f32::INFINITY, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut bad_target, &[1.0; 8], &t, f32::INFINITY, &mut gradient);
         assert_eq!(bad_target, p, "infinite target");
 
         let mut infinite_w = p.clone();
-        project_volume(&mut infinite_w, &[f32::INFINITY; 8], &t, 2.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut infinite_w, &[f32::INFINITY; 8], &t, 2.0, &mut gradient);
         assert_eq!(infinite_w, p, "infinite inverse mass");
 
         let mut empty: Vec<Vec3> = Vec::new();
-        project_volume(&mut empty, &[], &[], 1.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut empty, &[], &[], 1.0, &mut gradient);
         assert_eq!(enclosed_volume(&[], &[]), 0.0);
     }
 
@@ -363,11 +427,11 @@ mod tests {
         let (mut p, t) = sphere(2, 1.0, Vec3::ZERO);
         let w = vec![1.0; p.len()];
         let mut gradient = Vec::new();
-        project_volume(&mut p, &w, &t, 3.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+        project_exact(&mut p, &w, &t, 3.0, &mut gradient);
         assert_eq!(gradient.len(), p.len());
         let (capacity, buffer) = (gradient.capacity(), gradient.as_ptr());
         for _ in 0..3 {
-            project_volume(&mut p, &w, &t, 3.0, VolumeResponse::Stiffness(1.0), &mut gradient);
+            project_exact(&mut p, &w, &t, 3.0, &mut gradient);
             assert_eq!(gradient.len(), p.len());
             assert_eq!((gradient.capacity(), gradient.as_ptr()), (capacity, buffer));
         }
@@ -381,8 +445,7 @@ mod tests {
         }
         let v = enclosed_volume(&p, &t);
         let mut gradient = Vec::new();
-        // a zero stiffness computes the gradients but moves nothing
-        project_volume(&mut p.clone(), &vec![1.0; p.len()], &t, v, VolumeResponse::Stiffness(0.0), &mut gradient);
+        project_exact(&mut p.clone(), &vec![1.0; p.len()], &t, v, &mut gradient);
         let h = 1e-2;
         for i in [0, 5, 17, 41] {
             for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
@@ -396,24 +459,53 @@ mod tests {
     }
 
     #[test]
-    fn zero_compliance_is_the_paper_with_k_1_and_compliance_balances_lambda() {
+    fn zero_compliance_reaches_the_target_and_compliance_balances_lambda() {
         let (start, t) = sphere(2, 1.0, Vec3::ZERO);
         let target = enclosed_volume(&start, &t) * 1.5;
         let w: Vec<f32> = (0..start.len()).map(|i| 1.0 + (i % 3) as f32).collect();
-        let (mut paper, mut hard, mut soft) = (start.clone(), start.clone(), start);
+        let (mut hard, mut soft) = (start.clone(), start.clone());
         let (mut hard_lambda, mut soft_lambda, mut gradient) = (0.0, 0.0, Vec::new());
         let alpha = 0.5;
         for _ in 0..40 {
-            project_volume(&mut paper, &w, &t, target, VolumeResponse::Stiffness(1.0), &mut gradient);
-            let hard_response = VolumeResponse::Compliance { alpha: 0.0, lambda: &mut hard_lambda, share: 1.0 };
-            project_volume(&mut hard, &w, &t, target, hard_response, &mut gradient);
-            let soft_response = VolumeResponse::Compliance { alpha, lambda: &mut soft_lambda, share: 1.0 };
-            project_volume(&mut soft, &w, &t, target, soft_response, &mut gradient);
+            let hard_response = VolumeResponse { alpha: 0.0, lambda: &mut hard_lambda, share: 1.0 };
+            project_volume(&mut hard, Some(&start), &w, &t, target, hard_response, &mut gradient);
+            let soft_response = VolumeResponse { alpha, lambda: &mut soft_lambda, share: 1.0 };
+            project_volume(&mut soft, Some(&start), &w, &t, target, soft_response, &mut gradient);
         }
-        assert_eq!(paper, hard, "XPBD with α = 0 is eq. (8)–(9) with k = 1");
+        assert!(relative_error(enclosed_volume(&hard, &t), target) < 1e-3, "α = 0 keeps k_pressure·V0");
         // converged XPBD: C(p) + α̃λ = 0, the constraint's force λ balancing its compliance
         let error = enclosed_volume(&soft, &t) - target;
         assert!(error < -0.01 * target, "the compliance leaves the volume short: {error}");
         assert!((error + alpha * soft_lambda).abs() < 1e-3 * target, "C = {error}, α̃λ = {}", alpha * soft_lambda);
+    }
+
+    #[test]
+    fn a_balloon_that_turned_during_the_substep_is_corrected_without_a_torque() {
+        let (x, t) = sphere(2, 1.0, Vec3::new(0.5, -1.0, 2.0));
+        let centre = x.iter().sum::<Vec3>() / x.len() as f32;
+        // the substep turned it 0.2 rad and squashed it, so ∇C(p) has a moment about the start x
+        let turn = bevy::math::Quat::from_axis_angle(Vec3::new(0.3, 1.0, 0.2).normalize(), 0.2);
+        let mut p: Vec<Vec3> = x.iter().map(|&q| centre + turn * ((q - centre) * Vec3::new(1.3, 0.6, 1.0))).collect();
+        let mass: Vec<f32> = (0..p.len()).map(|i| 0.25 + (i * 7 % 11) as f32 * 0.3).collect();
+        let w: Vec<f32> = mass.iter().map(|m| 1.0 / m).collect();
+        let before = p.clone();
+        let target = 1.3 * enclosed_volume(&x, &t);
+        let mut gradient = Vec::new();
+        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0 };
+        project_volume(&mut p, Some(&x), &w, &t, target, exact, &mut gradient);
+
+        // line (12)'s angular momentum Σ m x × p / Δt gains Σ m x × Δp
+        let moment = |dp: &dyn Fn(usize) -> Vec3| (0..x.len()).map(|i| x[i].cross(dp(i)) * mass[i]).sum::<Vec3>();
+        let plain = moment(&|i| -gradient[i] * w[i]);
+        let (linear, angular) = (0..x.len()).fold((Vec3::ZERO, Vec3::ZERO), |(l, a), i| {
+            let dp = (p[i] - before[i]) * mass[i];
+            (l + dp, a + x[i].cross(dp))
+        });
+        let moved = before.iter().zip(&p).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
+        assert!(moved > 0.05, "the projection moved nothing");
+        assert!(plain.length() > 1e-3 * moved, "the setup gives the gradient no moment about x: {plain}");
+        assert!(linear.length() < 1e-4, "linear momentum change {linear}");
+        assert!(angular.length() < 1e-4, "angular momentum change {angular} (the gradient's moment: {plain})");
+        assert!(enclosed_volume(&p, &t) > enclosed_volume(&before, &t) + 0.1, "the volume did not grow");
     }
 }
