@@ -17,7 +17,7 @@
 //! from the centroid of `p`: far from the world origin the terms would otherwise be large and cancel in f32.
 //! The constraint is internal: the gradients sum to zero (the area vectors of a closed surface cancel) and are
 //! orthogonal to rotations, so each projection conserves linear and angular momentum (eq. 1–2) for any masses;
-//! [`project_volume`] also takes away the turn line (12) would see, so a free balloon's does so exactly.
+//! the projection also takes away the turn line (12) would see, so a free balloon's does so exactly.
 //!
 //! The paper holds the volume exactly (k = 1). Here the air inside gives as isothermal air does
 //! ([`air_compliance`]), through XPBD's multiplier in both solvers: a cloth that cannot stretch to the target
