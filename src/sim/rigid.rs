@@ -2,12 +2,13 @@
 //! hangs from. "To get two-way interactions, we apply an impulse m_i Δp_i / Δt to the rigid body at the
 //! contact point, each time vertex i is projected due to collision with that body."
 //!
-//! Inside the solver loop a body's surface acts like a kinematic collider (it moves from its pose at the start of
-//! the substep to its integrated pose at the end); after line (16) each surface contact's total effect on its
-//! vertex, m_i (Δp_i / Δt + Δv_i), is applied back to the body as the opposite impulse, so the linear momentum of
-//! cloth and body together is conserved. A body's holds are two-way within the loop (`collide::hold`): the body
-//! takes its share of each correction in its pose, and the pose's change in its velocities after the loop
-//! ([`ClothRigidBody::settle`]). Bodies also rest on static planes (an impulse contact with friction and
+//! The paper applies the impulse after the projection; here the surface contacts and holds share each correction
+//! with the body inside the loop (`collide::contacts::project_on_body`, `collide::hold`), as XPBD couples particles
+//! with rigid bodies: the body's surface moves from its pose at the start of the substep to its integrated pose at
+//! the end, plus the correction it has taken so far, and it takes the sum in its pose and the sum over Δt in its
+//! velocities after the loop ([`ClothRigidBody::settle`]). Line (16)'s velocity changes and the push-out after the
+//! last substep, m_i Δv_i and m_i Δp_i / Δt, are applied back to the body as the opposite impulse, so the linear
+//! momentum of cloth and body together is conserved. Bodies also rest on static planes (an impulse contact with friction and
 //! restitution). This file holds the pure kernels; the systems live in `stages.rs`.
 
 use bevy::math::{Mat3, Quat, Vec3};

@@ -156,9 +156,9 @@ pub fn generate_collisions(
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
-/// Line (8) for the rigid bodies cloth hangs from (§4.2): after the surface contacts, a hold for each vertex a body
-/// holds, with the share of the body's mass it lends the vertex ([`Contact::held`]), and none of the vertex's
-/// surface contacts with that body; and each holding body as its holds will see and move it ([`HeldBodies`]).
+/// Line (8) for the rigid bodies (§4.2): after the surface contacts, a hold for each vertex a body holds, with the
+/// share of the body's mass it lends the vertex ([`Contact::held`]), and none of the vertex's surface contacts with
+/// that body; and every body as its holds and surface contacts will see and move it ([`HeldBodies`]).
 pub fn hold_on_bodies(
     mut cloths: Query<(&Particles, &BodyAttachments, &mut Contacts), Awake>,
     bodies: Query<(&ClothRigidBody, &Transform)>,
@@ -168,14 +168,13 @@ pub fn hold_on_bodies(
     mut timings: ResMut<StageTimings>,
 ) {
     held.0.clear();
-    if cloths.iter().all(|(_, holds, _)| holds.0.is_empty()) {
+    if bodies.is_empty() {
         return;
     }
     let start = Instant::now();
     count_holds(cloths.iter().map(|(_, holds, _)| holds), &world, &mut holds_per_collider);
     let body = |k: usize| world.entities.get(k).and_then(|&entity| bodies.get(entity).ok());
-    let holding = |k: usize| holds_per_collider.get(k).is_some_and(|&holds| holds > 0);
-    held.0.extend((0..world.colliders.len()).map(|k| match body(k).filter(|_| holding(k)) {
+    held.0.extend((0..world.colliders.len()).map(|k| match body(k) {
         Some((body, pose)) => body.held(pose),
         None => HeldBody::immovable(),
     }));
@@ -195,12 +194,13 @@ pub fn hold_on_bodies(
     timings.add(PbdStage::GenerateCollisions, start);
 }
 
-/// The bodies cloth hangs from in this substep, by collider index in the [`CollisionWorld`], as the holds see and
-/// move them within the projection (§4.2, `collide::hold`); colliders that hold nothing are immovable.
+/// The bodies of this substep, by collider index in the [`CollisionWorld`], as the holds and surface contacts see
+/// and move them within the projection (§4.2, `collide::hold`, `collide::contacts::project_contacts`); colliders
+/// that are no body are immovable.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct HeldBodies(pub(crate) Vec<HeldBody>);
 
-/// After lines (9)–(11): each holding body takes the correction its holds gave it, in its pose and velocities.
+/// After lines (9)–(11): each body takes the correction its holds and contacts gave it, in its pose and velocities.
 pub fn settle_held_bodies(
     held: Res<HeldBodies>,
     world: Res<CollisionWorld>,
@@ -385,8 +385,9 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 }
 
 /// §4.2, two-way coupling: every rigid body receives, at each contact point, the opposite of the momentum
-/// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep; what it cannot take (a vertex that
-/// outweighs it there) the vertex gives back.
+/// m_i (Δp_i/Δt + Δv_i) its contact gave cloth vertex i in this substep and that it did not share within the
+/// projection ([`Contact::momentum_given`]); what it cannot take (a vertex that outweighs it there) the vertex gives
+/// back.
 pub fn couple_bodies(
     mut cloths: Query<CoupledCloth, Awake>,
     mut bodies: Query<(&mut ClothRigidBody, &Transform)>,

@@ -26,9 +26,9 @@ const PINNED: [(&str, &str); 12] = [
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
     ("mannequin", "de90388f6512da5a"),
-    ("pile", "3a0bb976bf1463c8"),
+    ("pile", "7181ce267722bbae"),
     ("stripes", "a5d7faa0ac6552e9"),
-    ("tearing", "ce661c93bf90d869"),
+    ("tearing", "1d4fe8c421d7a5cb"),
 ];
 #[cfg(not(feature = "avian"))]
 const PINNED_BODIES: [(&str, &str); 2] = [("stripes", "fe151e6f24e79990"), ("tearing", "5a361da46cc5c5b8")];

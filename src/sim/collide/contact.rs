@@ -31,6 +31,10 @@ pub struct Contact {
     pub pushed: f32,
     /// Total displacement Δp the projection gave the vertex through this contact, metres (§4.2).
     pub moved: Vec3,
+    /// The part of `moved` whose reaction a body took within the projection (`project_contacts`), metres.
+    pub shared: Vec3,
+    /// The vertex is leaving a starting overlap (`depenetrate`): its body takes no part of the push.
+    pub leaving: bool,
     /// Velocity change of line (16), m/s.
     pub response: Vec3,
     /// Coulomb friction μ of the collider.
@@ -65,6 +69,8 @@ impl Contact {
             approach_speed,
             pushed: 0.0,
             moved: Vec3::ZERO,
+            shared: Vec3::ZERO,
+            leaving: false,
             response: Vec3::ZERO,
             friction: surface.0,
             restitution: surface.1,
@@ -104,8 +110,9 @@ impl Contact {
     }
 
     /// The momentum the contact gave its vertex of mass `mass` (with what its body lends it) in a substep of
-    /// `dt`: m (Δp / Δt + Δv). The collider takes the opposite (§4.2).
+    /// `dt` that its collider has yet to take: m (Δp / Δt + Δv), less the displacement a body took its share of
+    /// within the projection. The collider takes the opposite (§4.2).
     pub fn momentum_given(&self, mass: f32, dt: f32) -> Vec3 {
-        (mass + self.lent_mass) * (self.moved / dt + self.response)
+        (mass + self.lent_mass) * ((self.moved - self.shared) / dt + self.response)
     }
 }

@@ -131,6 +131,7 @@ pub fn depenetrate(
         lift[i] += c.normal * lifted;
         c.pushed = -lifted;
         c.moved = -c.normal * lifted;
+        c.leaving = true;
     }
     kept
 }
@@ -275,17 +276,22 @@ pub(super) fn bounding_box(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
 }
 
 /// Projects every contact. A surface contact with C(p) = (p − q)·n < 0 moves p back onto the surface along
-/// n; the collider has infinite mass within the loop, so the whole correction goes to the particle and is
-/// added up in [`Contact::pushed`]. Then static friction with the collider's μ: a tangential displacement
-/// relative to the surface, p − x − surface shift, of at most μ · pushed is removed. The holds, which come last,
-/// share each gap with their bodies (in `bodies`, by collider; [`project_holds`]). Every displacement is added up
-/// in [`Contact::moved`] for the body's impulse (§4.2).
+/// n; a collider that is no body has infinite mass within the loop, so the whole correction goes to the particle
+/// and is added up in [`Contact::pushed`]. Then static friction with the collider's μ: a tangential displacement
+/// relative to the surface, p − x − surface shift, of at most μ · pushed is removed. A body (in `bodies`, by
+/// collider) shares each push and stop with the vertex ([`project_on_body`]), and so do the holds, which come
+/// last ([`project_holds`]). Every displacement is added up in [`Contact::moved`] for the body's impulse (§4.2),
+/// and what a body shared already in [`Contact::shared`].
 pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut [Contact], bodies: &mut [HeldBody]) {
     let first_hold = contacts.iter().rposition(|c| c.kind == ContactKind::Surface).map_or(0, |last| last + 1);
     let (surfaces, holds) = contacts.split_at_mut(first_hold);
     for c in surfaces {
         let i = c.vertex as usize;
         if i >= x.len() || i >= p.len() || p.w(i) == 0.0 || c.kind != ContactKind::Surface {
+            continue;
+        }
+        if let Some(body) = bodies.get_mut(c.collider as usize).filter(|b| b.movable() && !c.leaving) {
+            project_on_body(p, x[i], c, body);
             continue;
         }
         let before = p.p(i);
@@ -305,6 +311,39 @@ pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut 
     if !holds.is_empty() {
         project_holds(p, holds, bodies);
     }
+}
+
+/// A surface contact with a body that gives way within the projection (§4.2 made implicit, as XPBD couples a
+/// particle with a rigid body): the surface follows the body's correction so far, and each push and static
+/// friction's stop are shared between the vertex and the body by their inverse masses at the point. Added up
+/// explicitly after the loop, every iteration's push counted, pushes that a rigid cloth took straight back too,
+/// and a body's impulse grew with the iteration count. A vertex leaving a starting overlap is pushed as by a
+/// collider that is no body: its body takes none of it.
+fn project_on_body(p: &mut impl ParticleAccess, start: Vec3, c: &mut Contact, body: &mut HeldBody) {
+    let i = c.vertex as usize;
+    let before = p.p(i);
+    let w = p.w(i);
+    let (point, arm) = body.follow(c.point);
+    let n = body.turned(c.normal);
+    let depth = (before - point).dot(n);
+    if depth < 0.0 {
+        let impulse = -depth / (w + body.inverse_mass_along(arm, n));
+        p.shift(i, n * (impulse * w));
+        body.take(arm, -n * impulse);
+        c.pushed += impulse * w;
+    }
+    let (point_now, arm) = body.follow(c.point);
+    let moved = p.p(i) - start - c.surface_shift - (point_now - c.point);
+    let slip = moved - n * moved.dot(n);
+    let length = slip.length();
+    if c.pushed > 0.0 && length > 0.0 && length <= c.friction * c.pushed {
+        let t = slip / length;
+        let impulse = length / (w + body.inverse_mass_along(arm, t));
+        p.shift(i, -t * (impulse * w));
+        body.take(arm, t * impulse);
+    }
+    c.moved += p.p(i) - before;
+    c.shared += p.p(i) - before;
 }
 
 /// Drops the surface contacts of held vertices with the body that holds them; the holds ([`ContactKind::Attached`])
@@ -410,6 +449,38 @@ mod tests {
             assert_eq!(parallel, serial);
         }
         assert!(slices.buffers().len() > 1, "the test should cut the vertices into several slices");
+    }
+
+    /// A vertex of 1 kg 0.1 m inside a 3 kg body's face, off the body's centre and sliding along it: the push and
+    /// the stop are shared by the inverse masses, and the body's move and turn carry the momentum the vertex lost.
+    #[test]
+    fn a_body_shares_each_push_and_stop_with_its_vertex() {
+        use bevy::math::Mat3;
+        let inertia = Mat3::from_diagonal(Vec3::splat(0.5));
+        let mut bodies = [HeldBody::new(Vec3::new(0.3, -0.5, 0.0), 1.0 / 3.0, inertia)];
+        let hit = SurfaceHit { point: Vec3::ZERO, normal: Vec3::Y, surface_shift: Vec3::ZERO };
+        let mut contacts = [Contact::surface(0, 0, hit, 0.0, (1.0, 0.0))];
+        let x = [Vec3::new(-0.02, 0.05, 0.0)];
+        let mut p = [Vec3::new(0.0, -0.1, 0.0)];
+        project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, &mut bodies);
+
+        let (body, c) = (&bodies[0], &contacts[0]);
+        let moved = p[0] - Vec3::new(0.0, -0.1, 0.0);
+        assert!(moved.y > 0.05 && moved.y < 0.1, "the vertex took {} of the 0.1 m push", moved.y);
+        assert!(moved.x < 0.0, "static friction did not stop the slide: {moved}");
+        // what the vertex gained, the body lost: linear momentum 1 kg · Δp + 3 kg · shift = 0
+        assert!((moved + body.shift * 3.0).length() < 1e-5, "vertex {moved}, body {}", body.shift);
+        assert!(body.turn.length() > 1e-3, "pushed off its centre, the body should turn");
+        assert_eq!((c.moved, c.shared), (moved, moved), "the body took its share of the whole move");
+        // the stop turned the body a little into the vertex; the next iterations leave it on the moved surface
+        for _ in 0..3 {
+            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, &mut bodies);
+        }
+        let (point, _) = bodies[0].follow(Vec3::ZERO);
+        let gap = (p[0] - point).dot(bodies[0].turned(Vec3::Y));
+        assert!(gap.abs() < 1e-3, "{gap} m off the moved surface");
+        let moved = p[0] - Vec3::new(0.0, -0.1, 0.0);
+        assert!((moved + bodies[0].shift * 3.0).length() < 1e-5, "vertex {moved}, body {}", bodies[0].shift);
     }
 
     fn fixed(shape: Shape, friction: f32) -> [SweptCollider; 1] {

@@ -103,9 +103,26 @@ impl HeldBody {
         Self { centre, inverse_mass, inertia, inverse_inertia, ..Self::immovable() }
     }
 
-    /// Whether the body gives way to its holds.
-    fn movable(&self) -> bool {
+    /// Whether the body gives way to its holds and contacts.
+    pub(crate) fn movable(&self) -> bool {
         self.inverse_mass > 0.0
+    }
+
+    /// The direction `n` of the predicted pose, turned with the body since.
+    pub(crate) fn turned(&self, n: Vec3) -> Vec3 {
+        self.rotation * n
+    }
+
+    /// 1 / effective mass for a positional impulse along unit `n` at `arm`: 1/M + (r × n) · I⁻¹ (r × n).
+    pub(crate) fn inverse_mass_along(&self, arm: Vec3, n: Vec3) -> f32 {
+        let turning = arm.cross(n);
+        self.inverse_mass + turning.dot(self.inverse_inertia * turning)
+    }
+
+    /// Moves the body at once as the positional impulse `impulse` (kg·m) at `arm` would.
+    pub(crate) fn take(&mut self, arm: Vec3, impulse: Vec3) {
+        self.push(arm, impulse);
+        self.turn_to_date();
     }
 
     /// Where the body point predicted at `point` is now, and its arm from the centre of mass.
