@@ -200,10 +200,12 @@ pub fn hold_on_bodies(
 #[derive(Resource, Clone, Debug, Default)]
 pub struct HeldBodies(pub(crate) Vec<HeldBody>);
 
-/// After lines (9)–(11): each body takes the correction its holds and contacts gave it, in its pose and velocities.
+/// After lines (9)–(11): each body takes the correction its holds and contacts gave it, in its pose and velocities,
+/// and its collider's end pose with it, so the push-out of the last substep finds the cloth inside the body where
+/// the body is.
 pub fn settle_held_bodies(
     held: Res<HeldBodies>,
-    world: Res<CollisionWorld>,
+    mut world: ResMut<CollisionWorld>,
     mut bodies: Query<(&mut ClothRigidBody, &mut Transform)>,
     clock: Res<SimClock>,
 ) {
@@ -211,6 +213,9 @@ pub fn settle_held_bodies(
         let entity = world.entities.get(k).copied();
         if let Some(Ok((mut body, mut pose))) = entity.map(|e| bodies.get_mut(e)) {
             body.settle(&mut pose, correction, clock.dt);
+            if let Some(collider) = world.colliders.get_mut(k) {
+                collider.carry(correction.centre, correction.shift, correction.turn);
+            }
         }
     }
 }

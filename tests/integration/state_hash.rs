@@ -26,7 +26,7 @@ const PINNED: [(&str, &str); 12] = [
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
     ("mannequin", "de90388f6512da5a"),
-    ("pile", "7181ce267722bbae"),
+    ("pile", "dc3c44d0d6ccca1e"),
     ("stripes", "a5d7faa0ac6552e9"),
     ("tearing", "1d4fe8c421d7a5cb"),
 ];

@@ -6,7 +6,7 @@
 //! contact is kept, so friction and restitution (line 16) act on the velocity relative to the surface (a
 //! rotating barrel carries the cloth with it).
 
-use bevy::math::{Isometry3d, Vec3};
+use bevy::math::{Isometry3d, Quat, Vec3};
 
 use super::shapes::Shape;
 
@@ -62,6 +62,19 @@ impl SweptCollider {
     #[cfg(test)]
     pub(crate) fn fixed(world: Shape, friction: f32, restitution: f32) -> Self {
         Self::new(world, Isometry3d::IDENTITY, Isometry3d::IDENTITY, friction, restitution)
+    }
+
+    /// Moves the end pose as a body's correction within the projection moved the body: turned by `turn` (axis ×
+    /// angle) about `centre`, the body's centre of mass at the end pose, and shifted by `shift`.
+    pub fn carry(&mut self, centre: Vec3, shift: Vec3, turn: Vec3) {
+        if shift == Vec3::ZERO && turn == Vec3::ZERO {
+            return;
+        }
+        let rotation = Quat::from_scaled_axis(turn);
+        let correction = Isometry3d::new(centre + shift - rotation * centre, rotation);
+        let (local, start) =
+            (std::mem::replace(&mut self.local, Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }), self.start);
+        *self = Self::new(local, start, correction * self.end, self.friction, self.restitution);
     }
 
     /// Whether the collider moves during the substep.
@@ -239,5 +252,24 @@ mod tests {
         let hit = spinning.contact(&spinning.grown(0.0), x, p).unwrap();
         // the wall point moved along the rim by about r·Δθ = 1 cm, tangentially
         assert!((hit.surface_shift.length() - 0.01).abs() < 1e-4 && hit.surface_shift.dot(hit.normal).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_carried_collider_ends_where_its_body_was_moved_and_starts_where_it_was() {
+        use std::f32::consts::FRAC_PI_2;
+        let cube = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::new(0.5, 0.2, 0.5) };
+        // a still body, lifted 1 m and turned a quarter about z by its contacts: its 0.4 m height now lies along x
+        let mut still = SweptCollider::fixed(cube.clone(), 0.0, 0.0);
+        still.carry(Vec3::ZERO, Vec3::Y, Vec3::Z * FRAC_PI_2);
+        assert!(still.is_moving());
+        assert!((still.world.signed_distance(Vec3::new(0.0, 1.45, 0.0)) + 0.05).abs() < 1e-5, "0.05 m inside");
+        assert!((still.world.signed_distance(Vec3::new(0.25, 1.0, 0.0)) - 0.05).abs() < 1e-5, "0.05 m outside");
+        assert!((still.start_depth(Vec3::ZERO) - 0.2).abs() < 1e-5, "the start pose is kept");
+        // a moving body is corrected after its own move, about its centre at the end pose
+        let mut moving =
+            SweptCollider::new(cube, Isometry3d::IDENTITY, Isometry3d::from_translation(Vec3::X), 0.0, 0.0);
+        moving.carry(Vec3::X, Vec3::Y, Vec3::Z * FRAC_PI_2);
+        assert!((moving.world.signed_distance(Vec3::new(1.0, 1.45, 0.0)) + 0.05).abs() < 1e-5);
+        assert!((moving.start_depth(Vec3::ZERO) - 0.2).abs() < 1e-5);
     }
 }
