@@ -209,7 +209,9 @@ pub fn settle_held_bodies(
     mut bodies: Query<(&mut ClothRigidBody, &mut Transform)>,
     clock: Res<SimClock>,
 ) {
-    for (k, correction) in held.0.iter().enumerate().filter(|(_, h)| h.inverse_mass > 0.0) {
+    // a body nothing touched keeps its pose untouched: a write would count as a move (change detection)
+    let corrected = |h: &HeldBody| h.inverse_mass > 0.0 && (h.shift != Vec3::ZERO || h.turn != Vec3::ZERO);
+    for (k, correction) in held.0.iter().enumerate().filter(|(_, h)| corrected(h)) {
         let entity = world.entities.get(k).copied();
         if let Some(Ok((mut body, mut pose))) = entity.map(|e| bodies.get_mut(e)) {
             body.settle(&mut pose, correction, clock.dt);
