@@ -177,6 +177,9 @@ pub fn push_out_of_colliders(
         Some(SurfaceHit { point, normal, surface_shift: collider.shift_at(point) })
     };
     find_contacts((x, &*p, v, w), colliders, (margin, dt), search, probe, contacts);
+    if contacts.len() > first {
+        drop_contacts_with_holding_body(contacts);
+    }
     for c in &mut contacts[first..] {
         let i = c.vertex as usize;
         let depth = (p[i] - c.point).dot(c.normal);
@@ -347,19 +350,23 @@ fn project_on_body(p: &mut impl ParticleAccess, start: Vec3, c: &mut Contact, bo
 }
 
 /// Drops the surface contacts of held vertices with the body that holds them; the holds ([`ContactKind::Attached`])
-/// come last in `contacts`. The hold point is on the body's surface, so such a contact would push its vertex out by
-/// the thickness each iteration and the hold pull it back: the body would push itself along, taking the pull back
-/// at the mass it lends the vertex and the push at the vertex's own.
+/// follow one another in `contacts`. The hold point is on the body's surface, so such a contact would push its vertex
+/// out by the thickness (in every iteration, or once at the push out of colliders, a thickness a substep) and the
+/// hold pull it back: the body would push itself along, taking the pull back at the mass it lends the vertex and the
+/// push at the vertex's own.
 pub fn drop_contacts_with_holding_body(contacts: &mut Vec<Contact>) {
-    let first_hold = contacts.iter().position(|c| c.kind == ContactKind::Attached).unwrap_or(contacts.len());
-    if first_hold == contacts.len() {
-        return;
-    }
+    let is_hold = |c: &Contact| c.kind == ContactKind::Attached;
+    let Some(first_hold) = contacts.iter().position(is_hold) else { return };
+    let count = contacts[first_hold..].iter().take_while(|c| is_hold(c)).count();
+    // the holds move down as contacts before them are dropped, and are read where they moved to
+    let mut holds = first_hold..first_hold + count;
     let mut kept = 0;
     for i in 0..contacts.len() {
         let c = contacts[i];
-        let holds = &contacts[first_hold..];
-        if i < first_hold && holds.iter().any(|h| h.vertex == c.vertex && h.collider == c.collider) {
+        if i == first_hold {
+            holds = kept..kept + count;
+        }
+        if !is_hold(&c) && contacts[holds.clone()].iter().any(|h| h.vertex == c.vertex && h.collider == c.collider) {
             continue;
         }
         contacts[kept] = c;
@@ -703,11 +710,16 @@ mod tests {
             Contact::surface(3, 0, hit(1.0), 0.0, (0.5, 0.0)),
             Contact::surface(4, 1, hit(1.0), 0.0, (0.5, 0.0)),
             Contact::held(3, 1, (Vec3::ZERO, Vec3::ZERO), Vec3::ZERO, 1.0),
+            Contact::held(6, 2, (Vec3::ZERO, Vec3::ZERO), Vec3::ZERO, 1.0),
+            // the push out of colliders appends its contacts after the holds
+            Contact::surface(6, 2, hit(1.0), 0.0, (0.5, 0.0)),
+            Contact::surface(3, 1, hit(1.0), 0.0, (0.5, 0.0)),
+            Contact::surface(6, 1, hit(1.0), 0.0, (0.5, 0.0)),
         ];
         drop_contacts_with_holding_body(&mut contacts);
         let kept: Vec<(u32, u32, ContactKind)> = contacts.iter().map(|c| (c.vertex, c.collider, c.kind)).collect();
         let (surface, attached) = (ContactKind::Surface, ContactKind::Attached);
-        assert_eq!(kept, [(3, 0, surface), (4, 1, surface), (3, 1, attached)]);
+        assert_eq!(kept, [(3, 0, surface), (4, 1, surface), (3, 1, attached), (6, 2, attached), (6, 1, surface)]);
         let mut w = [0.0; 5];
         lend_body_masses(&mut w, &[0.1; 5], &contacts);
         assert_eq!(w, [0.0; 5], "a pinned or grabbed vertex stays so");
