@@ -8,11 +8,13 @@
 //! balloon of k_pressure 4 started at V0 had every vertex's move shortened by the speed cap in its first frame,
 //! and so did a pressure slider dragged from 1 to 5. A lower target is set at once, as before: let down at the
 //! same speed, a balloon at k_pressure 0.1 gained 6 % of its energy in its first frame (docs/reliability.md).
+//!
+//! A balloon that tears bursts: its mesh is open, so it encloses no volume and has no constraint left to keep.
 
 use bevy::prelude::*;
 
 use super::cloth::Awake;
-use super::cloth::Balloon;
+use super::cloth::{Balloon, Cloth};
 use super::schedule::{PbdSubstep, ProjectionSystems, SimClock};
 use super::{SimParams, stages};
 
@@ -31,10 +33,16 @@ impl Plugin for BalloonPlugin {
 
 /// Before lines (9)–(11): each balloon's target volume for this substep, pumped up toward k_pressure · V0 from
 /// where it was (V0 at the start).
-pub(crate) fn pressurize(mut balloons: Query<&mut Balloon, Awake>, params: Res<SimParams>, clock: Res<SimClock>) {
-    for mut balloon in &mut balloons {
+pub(crate) fn pressurize(
+    mut balloons: Query<(&mut Balloon, &Cloth), Awake>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
+) {
+    for (mut balloon, cloth) in &mut balloons {
         let goal = balloon.rest_volume * params.pressure;
-        let target = Some(pumped_volume(balloon.target_volume.unwrap_or(balloon.rest_volume), goal, clock.dt));
+        let pumped = pumped_volume(balloon.target_volume.unwrap_or(balloon.rest_volume), goal, clock.dt);
+        // a torn balloon is open: it holds no air, and its mesh encloses no volume to keep
+        let target = (cloth.tears == 0).then_some(pumped);
         if balloon.target_volume != target {
             balloon.target_volume = target;
         }

@@ -211,7 +211,8 @@ pub struct Balloon {
     /// V0, the volume enclosed by the mesh as built, m³.
     pub rest_volume: f32,
     /// The target volume of the substep being run, pumped toward k_pressure · V0 by
-    /// [`BalloonPlugin`](super::BalloonPlugin); `None` (no volume constraint) without it.
+    /// [`BalloonPlugin`](super::BalloonPlugin); `None` (no volume constraint) without it and once the balloon
+    /// has torn.
     pub target_volume: Option<f32>,
     /// ∇C per vertex, scratch reused every projection.
     pub gradient: Vec<Vec3>,

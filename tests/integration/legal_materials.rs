@@ -5,7 +5,7 @@
 use bevy::math::{Mat3, Vec3};
 use drape::headless;
 use drape::scene::preset;
-use drape::sim::cloth::{Balloon, CappedMoves, ClothMesh, Particles, StretchConstraints};
+use drape::sim::cloth::{Balloon, CappedMoves, Cloth, ClothMesh, Particles, StretchConstraints};
 use drape::sim::constraints::volume::enclosed_volume;
 
 /// The fastest vertex over `frames` steps of the scene file `name` in `tests/scenes/`, the largest ratio l/l0 of
@@ -76,6 +76,30 @@ fn a_balloon_asked_for_four_times_its_volume_is_pumped_up_within_the_speed_cap()
     eprintln!("balloon_pumped: {inflated:.2} V0, {capped} capped");
     assert_eq!(capped, 0, "the speed cap shortened {capped} moves");
     assert!(inflated > 3.0, "inflated to {inflated} V0 only");
+}
+
+/// A balloon that tears lets its air out: its mesh is open and encloses no volume to keep. Still pumped, the torn
+/// balloon spread to edges 12 times their length at the speed cap.
+#[test]
+fn a_balloon_that_bursts_lets_its_air_out() {
+    let (peak, largest, capped) = peak_speed_and_largest_edge("balloon_bursting.ron", 120);
+    assert_eq!(capped, 0, "the speed cap shortened {capped} moves");
+    // the burst itself: the cloth stretched 1.3 times springs back
+    assert!(peak < 15.0, "a vertex reached {peak} m/s");
+    assert!(largest < 2.0, "an edge is {largest}× its rest length");
+    let path = format!("{}/tests/scenes/balloon_bursting.ron", env!("CARGO_MANIFEST_DIR"));
+    let mut app = headless::headless_app(preset::load(&path).unwrap());
+    for _ in 0..30 {
+        app.update();
+    }
+    let world = app.world_mut();
+    let (cloth, balloon) = world.query::<(&Cloth, &Balloon)>().single(world).unwrap();
+    assert!(
+        cloth.tears > 0 && balloon.target_volume.is_none(),
+        "{} tears, target {:?}",
+        cloth.tears,
+        balloon.target_volume
+    );
 }
 
 /// The angular velocity (rad/s) of the one cloth's motion about its centre of mass, ω = I⁻¹ L, and its kinetic
