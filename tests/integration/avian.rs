@@ -474,3 +474,25 @@ fn holds_on_a_dynamic_avian_body_of_its_own_are_let_go() {
     let held = app.world().get::<BodyAttachments>(cloth).unwrap();
     assert_eq!(held.0, vec![hold(1, kinematic)]);
 }
+
+/// Issue 49, point 1 for bodies: a box started 10 cm into the ground, holding a sheet, is moved out by Avian's
+/// steps by position, with no velocity gained, and comes to rest on the ground. (The held edge it lifts is pulled
+/// after it by its holds within the cloth's first substep: docs/reliability.md, soak scene 167.)
+#[test]
+fn a_body_started_in_the_ground_leaves_it_without_gaining_speed() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/sunk_box_holding_sheet.ron");
+    let mut app = headless_app(preset::load(path).unwrap());
+    let (mut rise, mut body_speed) = (0.0f32, 0.0f32);
+    let mut height = hosted_balls(&mut app)[0].0.y;
+    for _ in 0..60 {
+        app.update();
+        let (centre, velocity) = hosted_balls(&mut app)[0];
+        rise = rise.max((centre.y - height) * 60.0);
+        body_speed = body_speed.max(velocity.length());
+        height = centre.y;
+    }
+    eprintln!("box at y = {height:.4} m, risen at up to {rise:.2} m/s with a velocity of at most {body_speed:.3} m/s");
+    assert!((height - 0.2).abs() < 3e-3, "the box rests at y = {height}, not on the ground");
+    assert!(rise > 1.0, "the box rose at {rise} m/s only");
+    assert!(body_speed < 0.2, "the box took {body_speed} m/s from leaving the ground");
+}

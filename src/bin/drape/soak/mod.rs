@@ -23,7 +23,9 @@ use drape::headless::{ENERGY_FLOOR, EnergyWatch, headless_app};
 use drape::scene::desc::SceneDesc;
 use drape::scene::preset;
 use drape::scene::spawn::SceneStatus;
-use drape::sim::cloth::StartingOverlaps;
+use drape::sim::cloth::{ClothCollider, StartingOverlaps};
+use drape::sim::collide::shapes::Shape;
+use drape::sim::rigid::ClothRigidBody;
 use invariants::Violation;
 use watch::StepWatch;
 
@@ -71,7 +73,7 @@ pub struct SceneOutcome {
     /// Free vertex moves the speed cap shortened (an alarm: `capped` fails a scene whose carriers are slow).
     pub capped_moves: u64,
     /// Whether and how the energy was checked: `checked`, `open` (something outside does work) or `overlap` (a
-    /// cloth started inside a collider and is lifted out, [`Energy`]).
+    /// cloth or a body started inside a collider and is lifted out, [`Energy`]).
     pub energy: Energy,
     /// In a checked scene, the largest (E − E₀) / max(E₀, 1 mJ) after a step.
     pub energy_gain: Option<f32>,
@@ -334,7 +336,7 @@ pub enum Energy {
     Checked,
     /// Open: wind, moving pins, grips or colliders, throws or a balloon's pressure do work on it.
     Open,
-    /// Closed, but a cloth started inside a collider: lifting it out raises its potential energy.
+    /// Closed, but a cloth or a body started inside a collider: lifting it out raises its potential energy.
     Overlap,
 }
 
@@ -354,6 +356,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     if energy.is_some() {
         outcome.energy = Energy::Checked;
     }
+    let body_overlap = body_starts_inside_a_collider(app.world_mut());
     let allowed_ms = config.cost.map(|m| m.allowed_ms(&desc, outcome.particles));
     let mut total_ms = 0.0;
     let mut window_ms = [0.0; COST_WINDOW];
@@ -377,7 +380,7 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
             }
         }
         step_watch.after_step(app.world_mut(), frame);
-        if frame == 1 && starts_inside_a_collider(app.world_mut()) {
+        if frame == 1 && energy.is_some() && (body_overlap || starts_inside_a_collider(app.world_mut())) {
             energy = None;
             outcome.energy = Energy::Overlap;
         }
@@ -403,6 +406,43 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
 /// Whether a cloth started inside a collider ([`StartingOverlaps`], measured in the first step).
 fn starts_inside_a_collider(world: &mut World) -> bool {
     world.query::<&StartingOverlaps>().iter(world).any(|o| !o.allowance().is_empty())
+}
+
+/// Whether a body starts more than a millimetre inside another collider: a point of its solid (a ball's centre, a
+/// capsule's segment, each grown by the radius; a box's centre and corners) lies that deep in the other's shape.
+/// Its engine lifts it out, which raises its potential energy as lifting a cloth out does. A barrel is no body's
+/// collider (Avian has no such shape), so a body in its solid stays there and counts for nothing.
+fn body_starts_inside_a_collider(world: &mut World) -> bool {
+    const DEPTH: f32 = 1e-3;
+    let mut colliders = world.query::<(Entity, &ClothCollider, &Transform, Has<ClothRigidBody>)>();
+    let shapes: Vec<(Entity, Shape, bool)> =
+        colliders.iter(world).map(|(e, c, pose, body)| (e, c.shape.placed(pose), body)).collect();
+    shapes.iter().filter(|(_, _, body)| *body).any(|(e, body, _)| {
+        let (points, radius) = solid_points(body);
+        let inside = |other: &Shape| points.iter().any(|&q| other.signed_distance(q) < radius - DEPTH);
+        let lifts = |shape: &Shape| !matches!(shape, Shape::Barrel { .. });
+        shapes.iter().any(|(other, shape, _)| other != e && lifts(shape) && inside(shape))
+    })
+}
+
+/// Points of a body's solid and the radius the solid reaches around each (none for shapes no body has).
+fn solid_points(shape: &Shape) -> (Vec<Vec3>, f32) {
+    match *shape {
+        Shape::Sphere { center, radius } => (vec![center], radius),
+        Shape::Capsule { a, b, radius } => (vec![a, (a + b) / 2.0, b], radius),
+        Shape::Box { center, rotation, half_extents } => {
+            let corner = |k: u32| {
+                Vec3::new(
+                    [-1.0, 1.0][k as usize & 1],
+                    [-1.0, 1.0][(k >> 1) as usize & 1],
+                    [-1.0, 1.0][(k >> 2) as usize & 1],
+                )
+            };
+            let corners = (0..8).map(|k| center + rotation * (corner(k) * half_extents));
+            (std::iter::once(center).chain(corners).collect(), 0.0)
+        }
+        _ => (Vec::new(), 0.0),
+    }
 }
 
 /// The invariants `violations` break, each once: a scene's violations of several invariants come interleaved by

@@ -65,3 +65,18 @@ fn a_closed_scene_gaining_energy_breaks_the_energy_invariant_and_a_calm_one_keep
     let (broken, gain) = energy_broken("hanging_sheet");
     assert!(!broken && gain < 0.0, "gain {gain}");
 }
+
+#[test]
+fn a_body_started_inside_the_ground_leaves_the_energy_unchecked_and_one_resting_on_it_does_not() {
+    let config = SoakConfig { scenes: 1, frames: 30, seed: 1, threads: 1, out: None, cost: None };
+    let energy = |name: &str| {
+        let path = format!("{}/tests/scenes/{name}", env!("CARGO_MANIFEST_DIR"));
+        let outcome = check_scene(&config, preset::load(&path).expect("the scene loads"));
+        (outcome.energy, outcome.energy_gain)
+    };
+    // lifted 10 cm out of the ground, the box gains 2 J of potential energy that the start did not have
+    assert_eq!(energy("sunk_box_holding_sheet.ron"), (Energy::Overlap, None));
+    let (checked, gain) = energy("box_holding_sheet.ron");
+    assert_eq!(checked, Energy::Checked);
+    assert!(gain.is_some_and(|g| g < 0.01), "gain {gain:?}");
+}
