@@ -72,7 +72,7 @@ pub(crate) const RESTING_SKIN: f32 = 1e-4;
 
 /// Corner `k` (0 to 7) of a box centred on the origin with half extents 1: bit 0 of k picks +x, bit 1 +y, bit 2
 /// +z, each −1 when unset.
-pub(crate) fn box_corner_sign(k: u32) -> Vec3 {
+pub fn box_corner_sign(k: u32) -> Vec3 {
     let sign = |bit: u32| if k & bit == 0 { -1.0 } else { 1.0 };
     Vec3::new(sign(1), sign(2), sign(4))
 }

@@ -24,7 +24,7 @@ use drape::scene::desc::SceneDesc;
 use drape::scene::preset;
 use drape::scene::spawn::SceneStatus;
 use drape::sim::cloth::{ClothCollider, StartingOverlaps};
-use drape::sim::collide::shapes::Shape;
+use drape::sim::collide::shapes::{Shape, box_corner_sign};
 use drape::sim::rigid::ClothRigidBody;
 use invariants::Violation;
 use watch::StepWatch;
@@ -431,14 +431,7 @@ fn solid_points(shape: &Shape) -> (Vec<Vec3>, f32) {
         Shape::Sphere { center, radius } => (vec![center], radius),
         Shape::Capsule { a, b, radius } => (vec![a, (a + b) / 2.0, b], radius),
         Shape::Box { center, rotation, half_extents } => {
-            let corner = |k: u32| {
-                Vec3::new(
-                    [-1.0, 1.0][k as usize & 1],
-                    [-1.0, 1.0][(k >> 1) as usize & 1],
-                    [-1.0, 1.0][(k >> 2) as usize & 1],
-                )
-            };
-            let corners = (0..8).map(|k| center + rotation * (corner(k) * half_extents));
+            let corners = (0..8).map(|k| center + rotation * (box_corner_sign(k) * half_extents));
             (std::iter::once(center).chain(corners).collect(), 0.0)
         }
         _ => (Vec::new(), 0.0),
