@@ -14,7 +14,7 @@
 //!
 //! [`DEPENETRATION_SPEED`]: super::DEPENETRATION_SPEED
 
-use bevy::math::Vec3;
+use bevy::math::{Isometry3d, Vec3};
 
 use super::contacts::{DEPENETRATION_SPEED, bounding_box};
 pub use super::general::FeatureEdge;
@@ -94,30 +94,57 @@ pub struct ColliderFeatures {
     first: Vec<u32>,
     /// Per collider, the box around its edges at the end, grown by their radius.
     bounds: Vec<(Vec3, Vec3)>,
+    /// The colliders the lists were filled from: their shapes and poses.
+    sources: Vec<(Shape, Isometry3d, Isometry3d)>,
 }
 
 impl ColliderFeatures {
-    /// Refills the lists from `colliders`, keeping the capacity.
+    /// Refills the lists from `colliders`, keeping the capacity. A mesh has thousands of edges and most colliders
+    /// keep their shapes and poses from one substep to the next, so the lists are only rebuilt where they change.
     pub(crate) fn refill(&mut self, colliders: &[SweptCollider]) {
-        self.local.clear();
-        self.start.clear();
-        self.end.clear();
-        self.first.clear();
-        self.first.push(0);
-        self.bounds.clear();
-        for c in colliders {
-            let from = self.local.len();
-            c.local.feature_edges(&mut self.local);
-            self.first.push(self.local.len() as u32);
+        let same_shapes = self.sources.len() == colliders.len()
+            && self.sources.iter().zip(colliders).all(|((shape, ..), c)| *shape == c.local);
+        if !same_shapes {
+            self.local.clear();
+            self.first.clear();
+            self.first.push(0);
+            for c in colliders {
+                c.local.feature_edges(&mut self.local);
+                self.first.push(self.local.len() as u32);
+            }
+            self.start.clear();
+            self.start.resize(self.local.len(), FeatureEdge { ends: [Vec3::ZERO; 2], radius: 0.0 });
+            self.end.clone_from(&self.start);
+            self.bounds.clear();
+            self.bounds.resize(colliders.len(), (Vec3::INFINITY, Vec3::NEG_INFINITY));
+            self.sources.clear();
+        }
+        for (k, c) in colliders.iter().enumerate() {
+            let last = self.sources.get(k).map(|&(_, start, end)| (start, end));
+            if last == Some((c.start, c.end)) {
+                continue;
+            }
+            // a collider moving on starts the substep where it ended the last
+            let range = self.range(k);
+            if last.is_some_and(|(_, end)| end == c.start) {
+                self.start[range.clone()].copy_from_slice(&self.end[range.clone()]);
+            } else {
+                for e in range.clone() {
+                    self.start[e] = self.local[e].placed(&c.start);
+                }
+            }
             let mut bound = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-            for e in &self.local[from..] {
-                let end = e.placed(&c.end);
+            for e in range {
+                let end = self.local[e].placed(&c.end);
                 let (lo, hi) = end.bounds(0.0);
                 bound = (bound.0.min(lo), bound.1.max(hi));
-                self.start.push(e.placed(&c.start));
-                self.end.push(end);
+                self.end[e] = end;
             }
-            self.bounds.push(bound);
+            self.bounds[k] = bound;
+            match self.sources.get_mut(k) {
+                Some(source) => *source = (c.local.clone(), c.start, c.end),
+                None => self.sources.push((c.local.clone(), c.start, c.end)),
+            }
         }
     }
 
@@ -721,6 +748,27 @@ mod tests {
         project_feature_contacts(&mut view, &mut [contact]);
         assert!(p[0].y == 0.99, "the pinned vertex stays");
         assert!(p[1].y - 0.99 <= MAX_LEVER * 0.01 + 1e-6 && p[1].y > 0.99, "lifted, not thrown: {}", p[1]);
+    }
+
+    #[test]
+    fn edges_refilled_as_colliders_move_on_are_those_of_a_fresh_fill() {
+        let shape = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::splat(0.5) };
+        let pose = |k: f32| Isometry3d::new(Vec3::new(0.1 * k, 1.0, 0.0), Quat::from_rotation_y(0.3 * k));
+        let at = |k: f32, moving: bool| {
+            let still = unit_box()[0].clone();
+            let moved = SweptCollider::new(shape.clone(), pose(k - 1.0), pose(k), 0.5, 0.0);
+            if moving { vec![still, moved] } else { vec![moved, still] }
+        };
+        let mut kept = ColliderFeatures::default();
+        // moving on, standing still, the colliders reordered, then one of them gone
+        let substeps = [at(1.0, true), at(2.0, true), at(2.0, true), at(3.0, false), unit_box().to_vec()];
+        for colliders in substeps {
+            kept.refill(&colliders);
+            let mut fresh = ColliderFeatures::default();
+            fresh.refill(&colliders);
+            assert_eq!((&kept.start, &kept.end), (&fresh.start, &fresh.end));
+            assert_eq!((&kept.first, &kept.bounds), (&fresh.first, &fresh.bounds));
+        }
     }
 
     #[test]
