@@ -118,19 +118,46 @@ pub const MAX_SPEED: f32 = 60.0;
 /// free particles' moves the cap shortened or discarded: the cap is a safety net, and a count above zero is an
 /// alarm (`CappedMoves`).
 pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) -> u32 {
+    let n = x.len().min(p.len()).min(v.len()).min(w.len());
+    let (x, p, v, w) = (&mut x[..n], &p[..n], &mut v[..n], &w[..n]);
     let inv_dt = 1.0 / dt;
+    // on the flat coordinate arrays first, as in `predict`: packed arithmetic for every particle
+    let (flat_x, flat_p): (&[f32], &[f32]) = (bytemuck::cast_slice(x), bytemuck::cast_slice(p));
+    for ((v, x), p) in bytemuck::cast_slice_mut::<_, f32>(v).iter_mut().zip(flat_x).zip(flat_p) {
+        *v = (p - x) * inv_dt;
+    }
+    let max_squared = MAX_SPEED * MAX_SPEED;
+    let mut capped = 0;
+    // runs of particles all below the cap (nearly always all of them) move by one copy
+    let runs = x.chunks_mut(SPEED_RUN).zip(p.chunks(SPEED_RUN)).zip(v.chunks_mut(SPEED_RUN)).zip(w.chunks(SPEED_RUN));
+    for (((x, p), v), w) in runs {
+        // (a NaN speed fails the comparison and takes the careful way)
+        if v.iter().all(|v| v.length_squared() <= max_squared) {
+            x.copy_from_slice(p);
+        } else {
+            capped += cap_speeds(x, p, v, w, dt);
+        }
+    }
+    capped
+}
+
+/// Particles per run of [`update_velocities`]' check.
+const SPEED_RUN: usize = 16;
+
+/// The speed cap of [`update_velocities`] for the particles `x` with predictions `p` and velocities
+/// v = (p − x)/Δt: moves each to p, or no farther than the cap allows. Returns how many free particles it capped.
+fn cap_speeds(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) -> u32 {
     let max_squared = MAX_SPEED * MAX_SPEED;
     let mut capped = 0;
     for (((x, p), v), w) in x.iter_mut().zip(p).zip(v.iter_mut()).zip(w) {
-        let u = (*p - *x) * inv_dt;
-        let speed_squared = u.length_squared();
+        let speed_squared = v.length_squared();
         if speed_squared <= max_squared {
-            (*v, *x) = (u, *p);
+            *x = *p;
             continue;
         }
         capped += u32::from(*w > 0.0);
         if speed_squared.is_finite() {
-            *v = u * (MAX_SPEED / speed_squared.sqrt());
+            *v *= MAX_SPEED / speed_squared.sqrt();
             *x = if *w > 0.0 { *x + *v * dt } else { *p };
         } else {
             *v = Vec3::ZERO;
@@ -168,6 +195,20 @@ mod tests {
         assert!((x[0].x - MAX_SPEED * 0.01).abs() < 1e-5, "a free particle moves at the capped speed");
         assert_eq!((x[1], v[1]), (Vec3::ONE, Vec3::ZERO));
         assert_eq!(x[2], far, "an attached particle stays on its target");
+    }
+
+    #[test]
+    fn a_non_finite_prediction_among_slow_particles_is_discarded() {
+        for bad in [Vec3::NAN, Vec3::INFINITY] {
+            let mut x: Vec<Vec3> = (0..40).map(|i| Vec3::X * i as f32).collect();
+            let mut p: Vec<Vec3> = x.iter().map(|x| *x + Vec3::Y * 0.001).collect();
+            p[21] = bad;
+            let mut v = vec![Vec3::ZERO; 40];
+            assert_eq!(update_velocities(&mut x, &p, &mut v, &[1.0; 40], 0.01), 1);
+            assert_eq!((x[21], v[21]), (Vec3::X * 21.0, Vec3::ZERO), "the particle stays, at rest");
+            assert!(x.iter().zip(&p).enumerate().all(|(i, (x, p))| i == 21 || x == p), "the others move to p");
+            assert!((v[20].y - 0.1).abs() < 1e-4);
+        }
     }
 
     #[test]
