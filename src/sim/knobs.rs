@@ -314,7 +314,8 @@ pub const STRETCH_COMPLIANCE: Knob = Knob {
     default: 0.0,
     section: "§4.1; XPBD eq. (18)",
     doc: "With the XPBD solver: the inverse stiffness α of each edge, the stretch one newton of tension gives it \
-          (0 is inextensible). Iteration- and substep-independent.",
+          (0 is inextensible). Iteration- and substep-independent once the solver converges; stiff edges (about \
+          10⁻⁴ m/N and below on a sheet of ten rows) need more passes for it (docs/fidelity.md).",
 };
 
 /// XPBD's bending compliance α.

@@ -18,7 +18,8 @@ pub enum Solver {
     Pbd,
     /// XPBD (Macklin, Müller, Chentanez 2016): a compliance α in physical units per constraint and a Lagrange
     /// multiplier λ kept over the iterations of a substep, Δλ = (−C − α̃λ) / (Σ wᵢ|∇Cᵢ|² + α̃), α̃ = α/Δt². The
-    /// material is the same whatever the iteration and substep counts.
+    /// material is the same whatever the iteration and substep counts once the passes converge: stiff edges
+    /// left short of convergence stretch as the paper's do (`drape fidelity`, docs/fidelity.md).
     Xpbd,
 }
 

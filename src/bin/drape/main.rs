@@ -1,9 +1,10 @@
 //! The `drape` command, the desktop demo built on the library: the window app (default), `headless`, `bench`,
-//! `soak`. Parses arguments, builds the App, nothing else. The demo's own code — the renderer and views
+//! `soak`, `fidelity`. Parses arguments, builds the App, nothing else. The demo's own code — the renderer and views
 //! ([`render`]), the egui panel ([`ui`]), the window ([`window`]), the benchmark ([`bench`]) and the random-scene
 //! soak ([`soak`]) — lives beside this file and is no part of the library's API.
 
 mod bench;
+mod fidelity;
 mod render;
 mod soak;
 mod ui;
@@ -136,6 +137,9 @@ enum Command {
         #[arg(long)]
         preset: Option<String>,
     },
+    /// Run the fidelity scorecard (docs/fidelity.md): drape's cloth against textbook mechanics and the textile
+    /// laboratory's tests. Prints JSON; fails if a check does.
+    Fidelity,
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
@@ -264,6 +268,11 @@ fn main() -> ExitCode {
                 }
             }
             print_json(&runs)
+        }
+        Some(Command::Fidelity) => {
+            let card = crate::fidelity::run();
+            let printed = print_json(&card);
+            if card.passed() { printed } else { ExitCode::FAILURE }
         }
         None => {
             let desc = match load(&cli.preset) {

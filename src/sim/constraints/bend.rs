@@ -38,9 +38,11 @@ const DEGENERATE_SINE: f32 = 1e-6;
 /// the flat rest state the skipped error is below 0.01 rad; a pair folded completely over (d = 1 with a flat rest)
 /// has no preferred side to unfold to.
 const PARALLEL: f32 = 1e-4;
-/// Largest angle error one projection corrects, radians. Eq. (29) is a Newton step on the linearisation of
+/// Largest angle one projection turns a pair by, radians. Eq. (29) is a Newton step on the linearisation of
 /// eq. (3), valid for small errors; a pair folded far from its rest angle (a crumpled, very stretchy cloth) would
-/// overshoot wildly, so it unfolds over several sweeps instead.
+/// overshoot wildly, so it unfolds over several sweeps instead. A limit on the step, not on the error: XPBD's
+/// multiplier goes on growing, and a hinge's torque at convergence is its angle error over α at any angle
+/// ([`Response::limited_scale_x4`]).
 pub(crate) const MAX_ANGLE_STEP: f32 = 0.3;
 
 /// Below this ratio k_stretch / k_bend a cloth leaves its folds ([`Folds::Leave`]). Crumpled 16 × 16 sheets
@@ -206,8 +208,8 @@ fn acos(x: Vec4) -> Vec4 {
 /// only) by eq. (29) with (linearised) stiffness `k`: Δp_i = −k w_i C ∇_iφ / Σ_j w_j |∇_jφ|², which is eq. (29)
 /// with q_i = √(1 − d²) ∇_iφ. Pairs of one colour share no particle, so the four are independent. Nearly flat
 /// pairs ([`PARALLEL`], most of a hanging sheet) return after the products of [`Hinge4::nearly_flat`]; a
-/// degenerate triangle, a zero or NaN denominator or a non-finite step leaves its pair alone, and the error is
-/// clamped to [`MAX_ANGLE_STEP`]. With `LEAVE_FOLDS` a pair folded past a right angle counts as flat
+/// degenerate triangle, a zero or NaN denominator or a non-finite step leaves its pair alone, and a step turns a
+/// pair by at most [`MAX_ANGLE_STEP`]. With `LEAVE_FOLDS` a pair folded past a right angle counts as flat
 /// ([`Folds::Leave`]).
 #[inline(always)]
 fn project_dihedral_x4<const LEAVE_FOLDS: bool>(
@@ -231,8 +233,7 @@ fn project_dihedral_x4<const LEAVE_FOLDS: bool>(
     let (w1, w2, w3, w4) = (mass(0), mass(1), mass(2), mass(3));
     let denominator =
         w1 * g1.length_squared() + w2 * g2.length_squared() + w3 * g3.length_squared() + w4 * g4.length_squared();
-    let error = (hinge.angle() - rest).clamp(Vec4::splat(-MAX_ANGLE_STEP), Vec4::splat(MAX_ANGLE_STEP));
-    let scale = r.scale_x4(at, error, denominator);
+    let scale = r.limited_scale_x4(at, hinge.angle() - rest, denominator, MAX_ANGLE_STEP);
     let skip = flat
         | hinge.degenerate()
         | denominator.is_nan_mask()
@@ -329,7 +330,7 @@ pub(crate) fn sweep_opposite_distance(
 mod tests {
     use super::super::access::Slices;
     use super::super::momentum;
-    use super::super::response::Stiffness;
+    use super::super::response::{Compliance, Stiffness};
     use super::*;
     use crate::sim::lanes::{PackedWork, with_avx2};
     use bevy::math::Quat;
@@ -511,6 +512,22 @@ mod tests {
             project_dihedral(&mut p, &w, &[[0, 1, 2, 3]], &[rest], 1.0);
         }
         assert!((angle(&p) - rest).abs() < 1e-3, "{} vs {rest}", angle(&p));
+    }
+
+    #[test]
+    fn a_compliant_hinge_folded_far_converges_to_the_torque_its_compliance_gives() {
+        // one free wing tip folded 2 rad from flat, far beyond one step's limit, with α̃ near Σ w|∇φ|²: the
+        // iterations of one substep end where C = −α̃λ, the hinge's torque λ/Δt² being C/α at any angle
+        let rest = angle(&hinge(0.0));
+        let (mut p, w) = (hinge(2.0).to_vec(), [0.0, 0.0, 0.0, 1.0]);
+        let (alpha, mut lambda) = (4.0, [0.0]);
+        for _ in 0..200 {
+            let mut r = Compliance { alpha, lambda: &mut lambda };
+            sweep_dihedral(&mut Slices { p: &mut p, w: &w }, &[[0, 1, 2, 3]], &[rest], &mut r, Folds::Unfold);
+        }
+        let error = angle(&p) - rest;
+        assert!(error.abs() > 0.3, "the wing was folded back to {error} rad");
+        assert!((error + alpha * lambda[0]).abs() < 1e-3 * error.abs(), "C = {error}, −α̃λ = {}", -alpha * lambda[0]);
     }
 
     #[test]

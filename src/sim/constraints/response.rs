@@ -26,6 +26,10 @@ pub trait Response {
     /// For four general constraints with errors C and `denominator` Σⱼ wⱼ|∇ⱼC|²: s with Δpᵢ = s wᵢ ∇ᵢC.
     fn scale_x4(&self, at: usize, error: Vec4, denominator: Vec4) -> Vec4;
 
+    /// [`Response::scale_x4`] with the move it makes of C (s · Σⱼ wⱼ|∇ⱼC|², linearised) at most `max_step`
+    /// either way: a limit on one projection's step, never on what the constraint holds at convergence.
+    fn limited_scale_x4(&self, at: usize, error: Vec4, denominator: Vec4, max_step: f32) -> Vec4;
+
     /// Records that the lanes set in `moving` were moved by [`Response::scale_x4`]'s `scale`.
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32);
 }
@@ -36,6 +40,13 @@ pub trait Response {
 pub(crate) fn equivalent_stiffness(alpha_tilde: f32, denominator: f32) -> f32 {
     let k = denominator / (denominator + alpha_tilde.max(0.0));
     if k.is_finite() { k.clamp(0.0, 1.0) } else { 0.0 }
+}
+
+/// `scale` limited so that its move of C, `scale` · `denominator`, is at most `max_step` either way.
+#[inline(always)]
+fn limit_step(scale: Vec4, denominator: Vec4, max_step: f32) -> Vec4 {
+    let most = Vec4::splat(max_step) / denominator;
+    scale.max(-most).min(most)
 }
 
 /// The paper's response: the linearised stiffness k' (§3.3).
@@ -56,6 +67,12 @@ impl Response for Stiffness {
     #[inline(always)]
     fn scale_x4(&self, _: usize, error: Vec4, denominator: Vec4) -> Vec4 {
         Vec4::splat(-self.0) * error / denominator
+    }
+
+    /// The error itself is limited: the paper's k removes a share of it, and drives it to 0 at convergence.
+    #[inline(always)]
+    fn limited_scale_x4(&self, at: usize, error: Vec4, denominator: Vec4, max_step: f32) -> Vec4 {
+        self.scale_x4(at, error.clamp(Vec4::splat(-max_step), Vec4::splat(max_step)), denominator)
     }
 
     #[inline(always)]
@@ -128,6 +145,13 @@ impl Response for Compliance<'_> {
         self.delta_x4(at, error, denominator)
     }
 
+    /// Δλ is limited, not C: λ goes on growing over the iterations until C = −α̃λ, the torque 1/α the
+    /// compliance asks for at any error (limiting C held λ at max_step/α̃ and the torque at max_step/α).
+    #[inline(always)]
+    fn limited_scale_x4(&self, at: usize, error: Vec4, denominator: Vec4, max_step: f32) -> Vec4 {
+        limit_step(self.delta_x4(at, error, denominator), denominator, max_step)
+    }
+
     #[inline(always)]
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32) {
         self.add(at, scale, moving);
@@ -174,6 +198,12 @@ impl Response for Blend<'_> {
     #[inline(always)]
     fn scale_x4(&self, at: usize, error: Vec4, denominator: Vec4) -> Vec4 {
         self.mix(self.paper.scale_x4(at, error, denominator), self.xpbd.delta_x4(at, error, denominator))
+    }
+
+    #[inline(always)]
+    fn limited_scale_x4(&self, at: usize, error: Vec4, denominator: Vec4, max_step: f32) -> Vec4 {
+        let paper = self.paper.limited_scale_x4(at, error, denominator, max_step);
+        self.mix(paper, self.xpbd.limited_scale_x4(at, error, denominator, max_step))
     }
 
     #[inline(always)]

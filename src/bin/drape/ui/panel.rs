@@ -217,8 +217,9 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
             ui.label("solver").on_hover_text(
                 "PBD: the paper's stiffness k ∈ [0, 1], made independent of the iteration count by §3.3 but not of \
                  the substep count. XPBD (Macklin et al. 2016): a compliance in physical units (m/N) and a \
-                 multiplier per constraint, the same material at any iteration and substep count. The material \
-                 sliders show the active solver's values; switching converts what the solver uses now and eases \
+                 multiplier per constraint, the same material at any iteration and substep count once the passes \
+                 converge; the units are checked against textbook tests by `drape fidelity` (docs/fidelity.md). \
+                 The material sliders show the active solver's values; switching converts what the solver uses now and eases \
                  to the material, so the cloth does not jump.",
             );
             ui.radio_value(&mut p.solver, Solver::Pbd, "PBD");

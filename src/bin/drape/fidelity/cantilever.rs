@@ -1,0 +1,101 @@
+//! `cantilever`: the cantilever bending test (Peirce 1930, ASTM D1388). A 2.5 cm strip overhangs a clamp (the
+//! table's edge: its first two rows are pinned, so it leaves the table level) and bends under its own weight; the
+//! tip line's angle below the horizontal at rest gives, through the heavy elastica ([`elastica`](super::elastica)),
+//! the bending length c and the overhang 2.000·c at which the tip line reaches 41.5°, compared with the elastica's
+//! for the rigidity XPBD's bending compliance implies. On square quads a strip bent along its length folds only
+//! the hinges across it (each quad stays plane), each by κ·h over a quad of side h, so a hinge of compliance α
+//! carries κ·h/α over a width h: the rigidity is B = 1/α N·m per metre of width, at any resolution. The three
+//! resolutions show the mesh converging. PBD's k_bend has no unit: the rigidity it gives is reported.
+
+use bevy::math::{Vec2, Vec3};
+
+use super::elastica::ratio_at;
+use super::{Check, Scorecard, grid_scene, params, settle};
+use drape::scene::desc::{PinSelector, Placement, SceneDesc};
+use drape::sim::cloth::ClothMaterial;
+use drape::sim::params::Solver;
+
+/// The strip's width, metres.
+const WIDTH: f32 = 0.025;
+/// Areal density, kg/m².
+const DENSITY: f32 = 0.2;
+/// XPBD's bending compliance, rad/(N·m): B = 2·10⁻⁴ N·m per metre, a bending length of 4.7 cm.
+const COMPLIANCE: f32 = 5000.0;
+/// Gravity, m/s².
+const G: f32 = 9.81;
+/// Quads across the strip at the three resolutions.
+const RESOLUTIONS: [u32; 3] = [2, 4, 8];
+/// The angle of the test, radians.
+const TEST_ANGLE: f64 = 41.5 * std::f64::consts::PI / 180.0;
+/// Largest relative error of the overhang.
+const TOLERANCE: f64 = 0.05;
+
+/// The bending length (B/w)^⅓ of a strip of rigidity `rigidity` N·m and areal density [`DENSITY`], metres.
+pub fn bending_length(rigidity: f64) -> f64 {
+    (rigidity / f64::from(DENSITY * G)).cbrt()
+}
+
+/// The strip `cols` quads across (square quads), overhanging by the whole number of quads nearest `overhang`
+/// metres, with `solver` and bending `bend` (XPBD's compliance or PBD's k_bend); and its overhang, metres.
+pub fn strip(cols: u32, overhang: f32, (solver, bend): (Solver, f32)) -> (SceneDesc, f32) {
+    let side = WIDTH / cols as f32;
+    let free = (overhang / side).round().max(1.0) as u32;
+    let rows = free + 1;
+    let length = rows as f32 * side;
+    // rows 0 and 1 pinned: row 1, the clamp, at z = 0; the strip reaches toward +z
+    let placement = Placement { translation: Vec3::new(0.0, 1.0, 0.5 * length - side), ..Default::default() };
+    let material = ClothMaterial {
+        density: DENSITY,
+        stretch_compliance: 0.0,
+        bend_compliance: bend,
+        bend_stiffness: bend.min(1.0),
+        ..Default::default()
+    };
+    let pins = vec![PinSelector::Row { v: 0.0 }, PinSelector::Row { v: 1.0 / rows as f32 }];
+    let desc = grid_scene(
+        "cantilever",
+        params(solver, (20, 10), 0.3, Vec3::NEG_Y * G),
+        (cols, rows, Vec2::new(WIDTH, length)),
+        placement,
+        pins,
+        material,
+    );
+    (desc, free as f32 * side)
+}
+
+/// The tip line's angle below the horizontal at rest, radians, of a [`strip`] `cols` quads across.
+pub fn tip_angle(desc: SceneDesc, cols: u32) -> Result<f64, String> {
+    let x = settle(desc, 240)?.x;
+    let row = |r: usize| {
+        let at = x.get(r * (cols as usize + 1)..(r + 1) * (cols as usize + 1)).unwrap_or(&[]);
+        at.iter().sum::<Vec3>() / at.len().max(1) as f32
+    };
+    let (clamp, tip) = (row(1), row(x.len() / (cols as usize + 1) - 1));
+    Ok(f64::from(clamp.y - tip.y).atan2(f64::from(tip.z - clamp.z)))
+}
+
+/// The overhang at which the strip's tip line reaches 41.5°, from its angle `angle` at overhang `overhang`
+/// (the elastica's shape scales with the bending length alone).
+pub fn overhang_at_test_angle(angle: f64, overhang: f64) -> f64 {
+    ratio_at(TEST_ANGLE) * overhang / ratio_at(angle)
+}
+
+/// The XPBD strip at three resolutions, and PBD's for contrast.
+pub fn check(card: &mut Scorecard) {
+    let rigidity = 1.0 / f64::from(COMPLIANCE);
+    let reference = ratio_at(TEST_ANGLE) * bending_length(rigidity);
+    for cols in RESOLUTIONS {
+        let name = format!("cantilever/{cols}x_quads");
+        let (desc, overhang) = strip(cols, reference as f32, (Solver::Xpbd, COMPLIANCE));
+        card.checks.push(match tip_angle(desc, cols) {
+            Ok(angle) => Check::new(name, overhang_at_test_angle(angle, overhang.into()), reference, TOLERANCE),
+            Err(e) => Check::failed(name, &e),
+        });
+        let (desc, overhang) = strip(cols, reference as f32, (Solver::Pbd, 0.1));
+        if let Ok(angle) = tip_angle(desc, cols) {
+            let length = overhang_at_test_angle(angle, overhang.into()) / ratio_at(TEST_ANGLE);
+            let rigidity = f64::from(DENSITY * G) * length.powi(3);
+            card.report(format!("cantilever/pbd_k_bend_0.1/{cols}x_quads"), rigidity, "N·m (rigidity per metre)");
+        }
+    }
+}
