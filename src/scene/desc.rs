@@ -125,6 +125,16 @@ pub enum ClothShape {
         #[serde(default = "one", deserialize_with = "validate::length")]
         scale: f32,
     },
+    /// A flat disk of radius `radius` metres in the local XZ plane, centred on the placement's origin:
+    /// `rings` concentric rings of nearly equilateral triangles (1–200; 1 + 3·rings·(rings + 1) vertices), as
+    /// a round tablecloth or the Cusick drape test's specimen.
+    Disk {
+        /// Radius, metres.
+        #[serde(deserialize_with = "validate::length")]
+        radius: f32,
+        /// Rings of vertices around the centre, clamped to 1–200.
+        rings: u32,
+    },
     /// A closed sphere: an icosahedron subdivided `subdivisions` times (0–6; 10·4^s + 2 vertices) of radius
     /// `radius` metres, centred on the placement's origin.
     Icosphere {

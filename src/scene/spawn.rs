@@ -386,6 +386,7 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
         ClothShape::Obj { ref file, scale } => {
             read_obj(file, scale).map_err(|message| SceneError::MeshFile { name: desc.name.clone(), message })?
         }
+        ClothShape::Disk { radius, rings } => topology::disk(radius, rings).map_err(err)?,
         ClothShape::Icosphere { subdivisions, radius } => {
             let (positions, triangles) = icosphere(subdivisions, radius, Vec3::ZERO);
             topology::TriangleMesh { positions, triangles, uvs: Vec::new() }

@@ -9,4 +9,4 @@ pub mod icosphere;
 pub mod topology;
 
 pub use icosphere::icosphere;
-pub use topology::{MAX_PARTICLES, MeshError, TriangleMesh, grid};
+pub use topology::{MAX_DISK_RINGS, MAX_PARTICLES, MeshError, TriangleMesh, disk, grid};

@@ -1,5 +1,5 @@
 //! Cloth topology from a triangle mesh (§4.1): validation, edges (stretch constraints), adjacent triangle
-//! pairs (bending constraints), lumped vertex masses, and the grid builder.
+//! pairs (bending constraints), lumped vertex masses, and the grid and disk builders.
 //!
 //! Built once per cloth (and again locally when tearing changes the mesh), never per frame, so sorting is fine
 //! here; the solver's inner loops only index flat arrays.
@@ -160,6 +160,56 @@ pub fn grid(cols: u32, rows: u32, width: f32, depth: f32) -> Result<TriangleMesh
     Ok(TriangleMesh { positions, triangles, uvs })
 }
 
+/// The most rings a [`disk`] may have: 120,601 vertices.
+pub const MAX_DISK_RINGS: u32 = 200;
+
+/// A flat disk of radius `radius` metres in the local XZ plane, centred on the origin: a centre vertex and `rings`
+/// concentric rings (clamped to 1–[`MAX_DISK_RINGS`]), ring k of 6k evenly spaced vertices at radius k/rings, so
+/// the triangles are nearly equilateral (`1 + 3·rings·(rings + 1)` vertices). Consecutive rings are zipped by
+/// angle; triangles counter-clockwise seen from +Y, texture coordinates (u, v) = (½ + x/2r, ½ + z/2r).
+pub fn disk(radius: f32, rings: u32) -> Result<TriangleMesh, MeshError> {
+    let rings = rings.clamp(1, MAX_DISK_RINGS) as usize;
+    let count = 1 + 3 * rings * (rings + 1);
+    if count > MAX_PARTICLES {
+        return Err(MeshError::TooLarge(count));
+    }
+    let mut positions = vec![Vec3::ZERO];
+    for k in 1..=rings {
+        let r = radius * k as f32 / rings as f32;
+        let n = 6 * k;
+        positions.extend((0..n).map(|j| {
+            let angle = std::f32::consts::TAU * j as f32 / n as f32;
+            Vec3::new(r * angle.cos(), 0.0, r * angle.sin())
+        }));
+    }
+    let first = |k: usize| if k == 0 { 0 } else { 1 + 3 * k * (k - 1) };
+    let mut triangles = Vec::with_capacity(6 * rings * rings);
+    for k in 1..=rings {
+        let (inner, outer) = ((first(k - 1), 6 * (k - 1)), (first(k), 6 * k));
+        let at = |(start, n): (usize, usize), j: usize| (start + if n == 0 { 0 } else { j % n }) as u32;
+        let (mut i, mut j) = (0, 0);
+        // the next inner and outer corners by angle, as fractions of a turn compared exactly (j/n_o vs i/n_i)
+        while j < outer.1 || i < inner.1 {
+            let outer_first = i == inner.1 || (j < outer.1 && (j + 1) * inner.1 <= (i + 1) * outer.1);
+            if outer_first {
+                triangles.push([at(inner, i), at(outer, j + 1), at(outer, j)]);
+                j += 1;
+            } else {
+                triangles.push([at(inner, i), at(inner, i + 1), at(outer, j)]);
+                i += 1;
+            }
+        }
+    }
+    for t in &mut triangles {
+        let [a, b, c] = t.map(|i| positions[i as usize]);
+        if (b - a).cross(c - a).y < 0.0 {
+            t.swap(1, 2);
+        }
+    }
+    let uvs = positions.iter().map(|q| [0.5 + q.x / (2.0 * radius), 0.5 + q.z / (2.0 * radius)]).collect();
+    Ok(TriangleMesh { positions, triangles, uvs })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +223,31 @@ mod tests {
         // horizontal 3·3 + vertical 4·2 + one diagonal per quad 6 = 23 edges; interior edges = 23 − boundary 10.
         assert_eq!(edges.len(), 23);
         assert_eq!(quads.len(), 13);
+    }
+
+    #[test]
+    fn a_disk_is_a_closed_fan_of_rings_with_the_area_of_its_polygon() {
+        for rings in [1, 2, 5] {
+            let TriangleMesh { positions, triangles, uvs } = disk(0.3, rings).unwrap();
+            let n = rings as usize;
+            assert_eq!(positions.len(), 1 + 3 * n * (n + 1));
+            assert_eq!(triangles.len(), 6 * n * n);
+            assert_eq!(uvs.len(), positions.len());
+            validate(&positions, &triangles).unwrap();
+            // a disk's boundary is one loop: edges = vertices + faces − 1 (Euler), and every triangle faces +Y
+            let (edges, _) = edges_and_bend_quads(&triangles).unwrap();
+            assert_eq!(edges.len() + 1, positions.len() + triangles.len());
+            let area = |[a, b, c]: [u32; 3]| {
+                let [a, b, c] = [a, b, c].map(|i| positions[i as usize]);
+                (b - a).cross(c - a).y * 0.5
+            };
+            assert!(triangles.iter().all(|&t| area(t) > 0.0));
+            // the outer ring is a regular 6n-gon of radius 0.3
+            let sides = 6.0 * n as f32;
+            let polygon = 0.5 * sides * 0.09 * (std::f32::consts::TAU / sides).sin();
+            let total: f32 = triangles.iter().map(|&t| area(t)).sum();
+            assert!((total - polygon).abs() < 1e-5, "{total} vs {polygon}");
+        }
     }
 
     #[test]

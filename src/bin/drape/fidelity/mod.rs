@@ -4,6 +4,7 @@
 //! physical unit). docs/fidelity.md gives the method of each check and the figures.
 
 pub mod cantilever;
+pub mod cusick;
 pub mod elastica;
 pub mod energy;
 pub mod hinge;
@@ -95,6 +96,7 @@ impl Scorecard {
 pub fn run() -> Scorecard {
     let mut card = Scorecard::default();
     cantilever::check(&mut card);
+    cusick::check(&mut card);
     independence::check(&mut card);
     tensile::check(&mut card);
     hinge::check(&mut card);
