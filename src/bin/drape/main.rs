@@ -139,7 +139,11 @@ enum Command {
     },
     /// Run the fidelity scorecard (docs/fidelity.md): drape's cloth against textbook mechanics and the textile
     /// laboratory's tests. Prints JSON; fails if a check does.
-    Fidelity,
+    Fidelity {
+        /// Also write the plot of the cantilever strips into this folder (docs/fidelity).
+        #[arg(long)]
+        plots: Option<PathBuf>,
+    },
 }
 
 fn load(name: &str) -> Result<SceneDesc, String> {
@@ -269,7 +273,14 @@ fn main() -> ExitCode {
             }
             print_json(&runs)
         }
-        Some(Command::Fidelity) => {
+        Some(Command::Fidelity { plots }) => {
+            if let Some(out) = plots {
+                let written = std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()));
+                if let Err(e) = written.and_then(|()| crate::fidelity::plots::write_all(&out)) {
+                    eprintln!("drape: {e}");
+                    return ExitCode::from(2);
+                }
+            }
             let card = crate::fidelity::run();
             let printed = print_json(&card);
             if card.passed() { printed } else { ExitCode::FAILURE }

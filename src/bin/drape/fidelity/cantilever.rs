@@ -9,7 +9,7 @@
 
 use bevy::math::{Vec2, Vec3};
 
-use super::elastica::ratio_at;
+use super::elastica::{ratio_at, shape};
 use super::{Check, Scorecard, grid_scene, params, settle};
 use drape::scene::desc::{PinSelector, Placement, SceneDesc};
 use drape::sim::cloth::ClothMaterial;
@@ -24,7 +24,7 @@ const COMPLIANCE: f32 = 5000.0;
 /// Gravity, m/s².
 const G: f32 = 9.81;
 /// Quads across the strip at the three resolutions.
-const RESOLUTIONS: [u32; 3] = [2, 4, 8];
+pub const RESOLUTIONS: [u32; 3] = [2, 4, 8];
 /// The angle of the test, radians.
 const TEST_ANGLE: f64 = 41.5 * std::f64::consts::PI / 180.0;
 /// Largest relative error of the overhang.
@@ -63,15 +63,20 @@ pub fn strip(cols: u32, overhang: f32, (solver, bend): (Solver, f32)) -> (SceneD
     (desc, free as f32 * side)
 }
 
+/// The centre line at rest of a [`strip`] `cols` quads across, from the clamp to the tip: each row's mean,
+/// (along the table, down) from the clamp, metres.
+pub fn profile(desc: SceneDesc, cols: u32) -> Result<Vec<(f64, f64)>, String> {
+    let x = settle(desc, 240)?.x;
+    let row_means = x.chunks_exact(cols as usize + 1).map(|row| row.iter().sum::<Vec3>() / row.len() as f32);
+    let rows: Vec<Vec3> = row_means.skip(1).collect();
+    let clamp = *rows.first().ok_or("the strip has no clamp row")?;
+    Ok(rows.iter().map(|q| (f64::from(q.z - clamp.z), f64::from(clamp.y - q.y))).collect())
+}
+
 /// The tip line's angle below the horizontal at rest, radians, of a [`strip`] `cols` quads across.
 pub fn tip_angle(desc: SceneDesc, cols: u32) -> Result<f64, String> {
-    let x = settle(desc, 240)?.x;
-    let row = |r: usize| {
-        let at = x.get(r * (cols as usize + 1)..(r + 1) * (cols as usize + 1)).unwrap_or(&[]);
-        at.iter().sum::<Vec3>() / at.len().max(1) as f32
-    };
-    let (clamp, tip) = (row(1), row(x.len() / (cols as usize + 1) - 1));
-    Ok(f64::from(clamp.y - tip.y).atan2(f64::from(tip.z - clamp.z)))
+    let (along, down) = profile(desc, cols)?.last().copied().ok_or("the strip has no rows")?;
+    Ok(down.atan2(along))
 }
 
 /// The overhang at which the strip's tip line reaches 41.5°, from its angle `angle` at overhang `overhang`
@@ -80,13 +85,28 @@ pub fn overhang_at_test_angle(angle: f64, overhang: f64) -> f64 {
     ratio_at(TEST_ANGLE) * overhang / ratio_at(angle)
 }
 
+/// The overhang at which the elastica of XPBD's rigidity 1/α reaches 41.5°, metres.
+pub fn reference_overhang() -> f64 {
+    ratio_at(TEST_ANGLE) * bending_length(1.0 / f64::from(COMPLIANCE))
+}
+
+/// The solver and compliance of the checked strip.
+pub fn xpbd_elastica() -> (Solver, f32) {
+    (Solver::Xpbd, COMPLIANCE)
+}
+
+/// The elastica's centre line for an overhang of `overhang` metres at XPBD's rigidity 1/α, metres.
+pub fn elastica_line(overhang: f64) -> Vec<(f64, f64)> {
+    let ratio = overhang / bending_length(1.0 / f64::from(COMPLIANCE));
+    shape(ratio).into_iter().step_by(20).map(|(x, y)| (x * overhang, y * overhang)).collect()
+}
+
 /// The XPBD strip at three resolutions, and PBD's for contrast.
 pub fn check(card: &mut Scorecard) {
-    let rigidity = 1.0 / f64::from(COMPLIANCE);
-    let reference = ratio_at(TEST_ANGLE) * bending_length(rigidity);
+    let reference = reference_overhang();
     for cols in RESOLUTIONS {
         let name = format!("cantilever/{cols}x_quads");
-        let (desc, overhang) = strip(cols, reference as f32, (Solver::Xpbd, COMPLIANCE));
+        let (desc, overhang) = strip(cols, reference as f32, xpbd_elastica());
         card.checks.push(match tip_angle(desc, cols) {
             Ok(angle) => Check::new(name, overhang_at_test_angle(angle, overhang.into()), reference, TOLERANCE),
             Err(e) => Check::failed(name, &e),

@@ -11,19 +11,27 @@ const STEPS: usize = 2000;
 
 /// The chord angle (radians below the horizontal) from the clamp to the tip of a strip of length `ratio` = L/c.
 pub fn chord_angle(ratio: f64) -> f64 {
+    let (x, y) = shape(ratio).last().copied().unwrap_or((1.0, 0.0));
+    y.atan2(x)
+}
+
+/// The strip's centre line from the clamp to the tip, in units of its length L (x along the table, y downwards),
+/// for `ratio` = L/c: `STEPS` + 1 points.
+pub fn shape(ratio: f64) -> Vec<(f64, f64)> {
     let load = ratio.powi(3);
     // θ'(1) rises with the slope at the clamp: bisect for the slope that leaves the free end without moment
     let (mut lo, mut hi) = (0.0, 0.5 * load);
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        if shoot(load, mid).0 < 0.0 {
+        if shoot(load, mid, &mut |_| {}) < 0.0 {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let (_, x, y) = shoot(load, 0.5 * (lo + hi));
-    y.atan2(x)
+    let mut line = vec![(0.0, 0.0)];
+    shoot(load, 0.5 * (lo + hi), &mut |point| line.push(point));
+    line
 }
 
 /// L/c at which the tip's chord angle is `angle` radians (0 to about 1.2).
@@ -40,9 +48,9 @@ pub fn ratio_at(angle: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// Integrates θ'' = −`load` (1 − σ) cos θ from θ(0) = 0, θ'(0) = `slope` over σ ∈ [0, 1] (RK4); returns θ'(1) and
-/// the tip's place (x, y) in units of L, y downwards.
-fn shoot(load: f64, slope: f64) -> (f64, f64, f64) {
+/// Integrates θ'' = −`load` (1 − σ) cos θ from θ(0) = 0, θ'(0) = `slope` over σ ∈ [0, 1] (RK4), giving `visit`
+/// each step's place (x, y) in units of L, y downwards; returns θ'(1).
+fn shoot(load: f64, slope: f64, visit: &mut dyn FnMut((f64, f64))) -> f64 {
     let h = 1.0 / STEPS as f64;
     let f =
         |s: f64, [theta, dtheta, _, _]: [f64; 4]| [dtheta, -load * (1.0 - s) * theta.cos(), theta.cos(), theta.sin()];
@@ -55,8 +63,9 @@ fn shoot(load: f64, slope: f64) -> (f64, f64, f64) {
         let k3 = f(s + 0.5 * h, add(state, k2, 0.5 * h));
         let k4 = f(s + h, add(state, k3, h));
         state = std::array::from_fn(|i| state[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
+        visit((state[2], state[3]));
     }
-    (state[1], state[2], state[3])
+    state[1]
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod energy;
 pub mod hinge;
 pub mod independence;
 pub mod momentum;
+pub mod plots;
 pub mod tensile;
 pub mod truss;
 
