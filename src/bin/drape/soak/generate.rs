@@ -298,6 +298,7 @@ fn cloth(rng: &mut SmallRng, k: u32, budget: u32, bodies: &[String], params: &mu
         7 if budget >= 300 => {
             ClothShape::Obj { file: "meshes/round_tablecloth.obj".into(), scale: rng.random_range(0.2..2.0) }
         }
+        8 => disk(rng, budget),
         _ => icosphere(rng, budget),
     };
     let pins = (0..rng.random_range(0..=2)).map(|_| selector(rng)).collect();
@@ -327,6 +328,12 @@ fn cloth(rng: &mut SmallRng, k: u32, budget: u32, bodies: &[String], params: &mu
         tethers: None,
         solver: None,
     }
+}
+
+/// A disk with at most about `budget` particles (1 + 3·k·(k + 1) of them for k rings).
+fn disk(rng: &mut SmallRng, budget: u32) -> ClothShape {
+    let largest = (1..=60).rev().find(|&k| 3 * k * (k + 1) < budget.max(7)).unwrap_or(1);
+    ClothShape::Disk { radius: rng.random_range(0.05..1.5), rings: rng.random_range(1..=largest) }
 }
 
 /// An icosphere with at most about `budget` particles (10·4^s + 2 of them).
