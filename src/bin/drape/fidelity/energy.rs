@@ -5,7 +5,7 @@
 
 use bevy::math::{Vec2, Vec3};
 
-use super::{Check, Scorecard, grid_scene, params, run_scene};
+use super::{Check, Scorecard, grid_scene, largest, params, run_scene};
 use drape::headless::scene_energy;
 use drape::scene::desc::{PinSelector, Placement};
 use drape::sim::cloth::ClothMaterial;
@@ -38,7 +38,7 @@ pub fn swing(solver: Solver, counts: (u32, u32)) -> Result<(f64, f64), String> {
     let energies = run_scene(desc, FRAMES, true, |world, _| f64::from(scene_energy(world, floor)))?;
     let mass = SIDE * SIDE * ClothMaterial::default().density;
     let start = f64::from(mass * G * (at.y - floor));
-    let gain = energies.iter().map(|e| (e - start) / start).fold(f64::MIN, f64::max);
+    let gain = largest(energies.iter().map(|e| (e - start) / start));
     let last = energies.last().copied().unwrap_or(start);
     Ok((gain, (start - last) / start / (f64::from(FRAMES) / 60.0)))
 }

@@ -62,6 +62,12 @@ impl Check {
     }
 }
 
+/// The largest of `values`, NaN if any is NaN (a run that went non-finite fails its check instead of hiding in a
+/// fold that skips NaN); −∞ for none.
+pub fn largest(values: impl IntoIterator<Item = f64>) -> f64 {
+    values.into_iter().fold(f64::NEG_INFINITY, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) })
+}
+
 /// A figure reported without a bound.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Report {
@@ -178,4 +184,19 @@ pub fn grid_scene(
 /// `damping`, gravity `gravity`, no air.
 pub fn params(solver: Solver, (iterations, substeps): (u32, u32), damping: f32, gravity: Vec3) -> SimParams {
     SimParams { solver, iterations, substeps, rate_hz: 60.0, gravity, damping, air_drag: 0.0, ..SimParams::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_finite_figure_fails_its_check() {
+        assert!(largest([1.0, f64::NAN, 3.0]).is_nan(), "a fold with f64::max would say 3");
+        assert_eq!(largest([1.0, 3.0, 2.0]), 3.0);
+        assert!(!Check::new("x", f64::NAN, 1.0, 0.5).pass);
+        assert!(!Check::at_most("x", f64::NAN, 1.0).pass);
+        assert!(Check::new("x", 1.01, 1.0, 0.02).pass && !Check::new("x", 1.03, 1.0, 0.02).pass);
+        assert!(Check::new("x", 0.005, 0.0, 0.01).pass, "a zero reference compares absolutely");
+    }
 }

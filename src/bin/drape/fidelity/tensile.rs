@@ -6,7 +6,7 @@ use bevy::math::{DVec2, Vec2, Vec3};
 use bevy::prelude::World;
 
 use super::truss::Truss;
-use super::{Check, Scorecard, grid_scene, params, run_scene};
+use super::{Check, Scorecard, grid_scene, largest, params, run_scene};
 use drape::scene::desc::{BodyDesc, BodyGrip, ColliderDesc, PinSelector, Placement, SceneDesc};
 use drape::sim::cloth::{ClothMaterial, Particles, StretchConstraints};
 use drape::sim::collide::ColliderShape;
@@ -116,8 +116,8 @@ pub fn hang_with_weight(
     let truss_drop = mean(&mut bottom.clone().map(|i| -u[i].y));
     let length = |q: &[Vec3], [a, b]: [u32; 2]| f64::from(q[a as usize].distance(q[b as usize]));
     let strains = edges.iter().map(|&e| length(&particles.x, e) / length(&rest, e) - 1.0);
-    let measured_strain = strains.fold(f64::MIN, f64::max);
-    let truss_strain = truss.strains(&u).into_iter().fold(f64::MIN, f64::max);
+    let measured_strain = largest(strains);
+    let truss_strain = largest(truss.strains(&u));
     Ok(Hang { drop: (measured_drop, truss_drop), strain: (measured_strain, truss_strain) })
 }
 
