@@ -7,8 +7,8 @@
 
 use bevy::math::{Vec2, Vec3};
 
-use super::{Check, Scorecard, params, settle};
-use drape::scene::desc::{ClothDesc, ClothShape, PinSelector, Placement, SceneDesc};
+use super::{Check, Scorecard, cloth_scene, params, settle};
+use drape::scene::desc::{ClothShape, PinSelector, Placement, SceneDesc};
 use drape::sim::cloth::ClothMaterial;
 use drape::sim::mesh::disk;
 use drape::sim::params::Solver;
@@ -39,20 +39,14 @@ pub fn scene(rings: u32, compliance: f32) -> Result<SceneDesc, String> {
         .collect();
     let material =
         ClothMaterial { density: DENSITY, stretch_compliance: 0.0, bend_compliance: compliance, ..Default::default() };
-    Ok(SceneDesc {
-        name: "cusick".into(),
-        params: params(Solver::Xpbd, (10, 10), 0.1, Vec3::NEG_Y * 9.81),
-        cloths: vec![ClothDesc {
-            name: "specimen".into(),
-            shape: ClothShape::Disk { radius: SPECIMEN, rings },
-            placement: Placement::at(Vec3::Y),
-            pins: vec![PinSelector::Indices(clamped)],
-            material,
-            ..ClothDesc::default()
-        }],
-        colliders: Vec::new(),
-        ..SceneDesc::default()
-    })
+    Ok(cloth_scene(
+        "cusick",
+        params(Solver::Xpbd, (10, 10), 0.1, Vec3::NEG_Y * 9.81),
+        ClothShape::Disk { radius: SPECIMEN, rings },
+        Placement::at(Vec3::Y),
+        vec![PinSelector::Indices(clamped)],
+        material,
+    ))
 }
 
 /// The area, m², that the triangles `triangles` over `x` cover seen from above (along Y), on a raster of

@@ -154,8 +154,26 @@ pub fn settle(desc: SceneDesc, frames: u32) -> Result<Particles, String> {
     last.pop().ok_or_else(|| "no step was run".into())
 }
 
-/// A scene of one grid cloth `cols` × `rows` quads of `size` (width, depth) metres, placed by `placement`, with
-/// `pins`, `material` and `params`, and nothing else (not even the default scene's ground).
+/// A scene of one cloth of `shape`, placed by `placement`, with `pins`, `material` and `params`, and nothing else
+/// (not even the default scene's ground).
+pub fn cloth_scene(
+    name: &str,
+    params: SimParams,
+    shape: ClothShape,
+    placement: Placement,
+    pins: Vec<PinSelector>,
+    material: ClothMaterial,
+) -> SceneDesc {
+    SceneDesc {
+        name: name.into(),
+        params,
+        cloths: vec![ClothDesc { name: name.into(), shape, placement, pins, material, ..ClothDesc::default() }],
+        colliders: Vec::new(),
+        ..SceneDesc::default()
+    }
+}
+
+/// [`cloth_scene`] of a grid cloth `cols` × `rows` quads of `size` (width, depth) metres.
 pub fn grid_scene(
     name: &str,
     params: SimParams,
@@ -164,20 +182,8 @@ pub fn grid_scene(
     pins: Vec<PinSelector>,
     material: ClothMaterial,
 ) -> SceneDesc {
-    SceneDesc {
-        name: name.into(),
-        params,
-        cloths: vec![ClothDesc {
-            name: name.into(),
-            shape: ClothShape::Grid { cols, rows, width: size.x, depth: size.y },
-            placement,
-            pins,
-            material,
-            ..ClothDesc::default()
-        }],
-        colliders: Vec::new(),
-        ..SceneDesc::default()
-    }
+    let shape = ClothShape::Grid { cols, rows, width: size.x, depth: size.y };
+    cloth_scene(name, params, shape, placement, pins, material)
 }
 
 /// The solver settings of a scorecard scene: `solver` with `iterations` × `substeps` at 60 Hz, §3.5 damping
