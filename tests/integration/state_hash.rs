@@ -11,7 +11,7 @@ const PINNED: [(&str, &str); 12] = [
     ("barrel", "158cb92206fe3176"),
     ("bend_vs_stretch", "d1a1fec0ed109b21"),
     ("curtain", "33e894348bf90941"),
-    ("flag", "de878180b439e222"),
+    ("flag", "bbe56374b00b3aa1"),
     ("hanging_sheet", "0d983363f014661e"),
     ("layers", "807a29a7d6a24f4c"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
@@ -26,9 +26,9 @@ const PINNED: [(&str, &str); 12] = [
 #[cfg(feature = "avian")]
 const PINNED_BODIES: [(&str, &str); 4] = [
     ("mannequin", "de90388f6512da5a"),
-    ("pile", "dc3c44d0d6ccca1e"),
+    ("pile", "c01382a430f25cee"),
     ("stripes", "a5d7faa0ac6552e9"),
-    ("tearing", "1d4fe8c421d7a5cb"),
+    ("tearing", "b74c7037cde0941a"),
 ];
 #[cfg(not(feature = "avian"))]
 const PINNED_BODIES: [(&str, &str); 2] = [("stripes", "fe151e6f24e79990"), ("tearing", "5a361da46cc5c5b8")];
