@@ -265,13 +265,6 @@ impl Shape {
                 let q = a + d * t;
                 Some((q, (q - center) / radius))
             }
-            // the signed distance is 1-Lipschitz: no point of the segment is inside if da + db > |b − a|, the
-            // quick answer for most rays near a collider
-            Shape::Box { .. } | Shape::Capsule { .. }
-                if self.signed_distance(a) + self.signed_distance(b) > a.distance(b) =>
-            {
-                None
-            }
             Shape::Box { center, rotation, half_extents } => box_ray_entry((center, rotation, half_extents), a, b),
             Shape::Capsule { a: end_a, b: end_b, radius } => {
                 let t = capsule_ray_entry((end_a, end_b, radius), a, b)?;
@@ -390,8 +383,14 @@ impl Shape {
         }
         let from = self.signed_distance(x);
         let (point, normal) = if from >= 0.0 {
-            // a general shape's cast is dear, and a ray shorter than its start's distance cannot enter
-            let may_enter = !matches!(self, Shape::General(_)) || from <= x.distance(p);
+            // the signed distance is 1-Lipschitz: a ray shorter than its start's distance cannot enter (a general
+            // shape's cast is dear), nor one whose ends' distances add up to more than its length (the quick answer
+            // for most rays near a box or a capsule)
+            let may_enter = match self {
+                Shape::General(_) => from <= x.distance(p),
+                Shape::Box { .. } | Shape::Capsule { .. } => from + self.signed_distance(p) <= x.distance(p),
+                _ => true,
+            };
             match may_enter.then(|| self.ray_entry(x, p)).flatten() {
                 Some(entry) => entry,
                 None if from <= RESTING_SKIN => {
