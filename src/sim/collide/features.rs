@@ -394,7 +394,6 @@ fn search_collider(
             continue;
         }
         let Some(corners) = corners_of(p, tri) else { continue };
-        let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
         candidates.clear();
         if let Shape::General(solid) = &collider.local {
             let local = corners.map(|c| Vec3::from(to_local.transform_point(c)));
@@ -438,12 +437,20 @@ fn search_collider(
             candidates.extend(0..end_edges.len() as u32);
         }
         let edge_pair = |e: u32| Some((end_edges.get(e as usize)?, start_edges.get(e as usize)?));
-        pieces.clear();
-        pieces.extend(candidates.iter().filter_map(|&e| {
+        // the triangle's frame only once an edge is near its box: most triangles near a collider are near none of
+        // its edges (a sheet lying on a table top, away from the rim)
+        let mut near = candidates.iter().filter_map(|&e| {
             let (edge, start) = edge_pair(e)?;
-            let near = overlap((tmin, tmax), edge.bounds(reach));
-            near.then(|| Some((e, Piece::of(edge, start, &frame, thickness)?))).flatten()
-        }));
+            overlap((tmin, tmax), edge.bounds(reach)).then_some((e, edge, start))
+        });
+        let Some(first) = near.next() else { continue };
+        let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
+        pieces.clear();
+        pieces.extend(
+            std::iter::once(first)
+                .chain(near)
+                .filter_map(|(e, edge, start)| Some((e, Piece::of(edge, start, &frame, thickness)?))),
+        );
         // a triangle an edge went through at the start is released, not held pierced: its vertices' own
         // contacts and the cloth pull it out, and from then on it keeps its side
         if pieces.iter().any(|(_, piece)| piece.crossed_at_start()) {
