@@ -266,6 +266,7 @@ impl Shape {
                 Some((q, (q - center) / radius))
             }
             Shape::Box { center, rotation, half_extents } => box_ray_entry((center, rotation, half_extents), a, b),
+            Shape::Capsule { .. } if self.signed_distance(a) < 0.0 => None,
             Shape::Capsule { a: end_a, b: end_b, radius } => {
                 let t = capsule_ray_entry((end_a, end_b, radius), a, b)?;
                 let q = a + (b - a) * t;
@@ -442,17 +443,17 @@ fn box_ray_entry((center, rotation, half): (Vec3, Quat, Vec3), a: Vec3, b: Vec3)
     Some((a + (b - a) * enter, rotation * normal))
 }
 
-/// The fraction of the segment a→b at which it first enters the capsule (segment `ends`, radius) from outside:
-/// the first entry into the side (an infinite cylinder, where its point projects between the ends) or into
-/// either end's ball. `None` if `a` is inside or the segment misses.
+/// The fraction of the segment a→b at which it first enters the capsule (segment `ends`, radius), for `a` outside
+/// it: the first entry into the side (an infinite cylinder, where its point projects between the ends) or into
+/// either end's ball. `None` if the segment misses.
 fn capsule_ray_entry((end_a, end_b, radius): (Vec3, Vec3, f32), a: Vec3, b: Vec3) -> Option<f32> {
     let (d, axis) = (b - a, end_b - end_a);
     let aa = axis.length_squared();
-    if d == Vec3::ZERO || a.distance(closest_on_segment(end_a, end_b, a)) < radius {
+    if d == Vec3::ZERO {
         return None;
     }
     // the first root in [0, 1) of |m + t v|² = r², for a ray moving by v from m off the centre; a start that
-    // rounding puts on or a hair inside (outside the capsule, as tested above) enters at once if it moves in
+    // rounding puts on or a hair inside one of them (though outside the capsule) enters at once if it moves in
     let r2 = radius * radius;
     let first_root = |m: Vec3, v: Vec3| {
         let (vv, mv, c) = (v.length_squared(), m.dot(v), m.length_squared() - r2);
