@@ -20,7 +20,7 @@ use super::collide::{
         lift_starts, push_out_of_colliders, return_body_masses,
     },
     features::{FeatureCloth, find_feature_contacts},
-    hold::HeldBody,
+    hold::{HeldBody, gap_left},
     response::apply_friction_restitution,
 };
 use super::colliders::{CollisionWorld, ExternalColliders};
@@ -165,6 +165,7 @@ pub fn hold_on_bodies(
     world: Res<CollisionWorld>,
     mut held: ResMut<HeldBodies>,
     mut holds_per_collider: Local<Vec<u32>>,
+    clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     held.0.clear();
@@ -180,10 +181,16 @@ pub fn hold_on_bodies(
     }));
     for (particles, holds, mut contacts) in &mut cloths {
         for a in &holds.0 {
-            let (Some(k), Some(&predicted)) = (world.index_of(a.body), particles.p.get(a.vertex as usize)) else {
+            let i = a.vertex as usize;
+            let (Some(k), Some(&predicted), Some(&start)) =
+                (world.index_of(a.body), particles.p.get(i), particles.x.get(i))
+            else {
                 continue;
             };
             let (point, shift) = world.colliders[k].follow(a.local);
+            // the gap another engine's step opened closes over the step (`gap_left`)
+            let left = clock.substeps.saturating_sub(clock.substep);
+            let point = point + gap_left(start - (point - shift), DEPENETRATION_SPEED * clock.dt, left);
             let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
                 body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
             });

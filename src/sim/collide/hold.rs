@@ -252,6 +252,18 @@ pub(crate) fn project_holds(p: &mut impl ParticleAccess, holds: &mut [Contact], 
     }
 }
 
+/// What is left, once the substep is done, of the gap `gap` between a held vertex and its body point at the start
+/// of a substep with `left` substeps left in the step (this one included): a substep closes `reach` of it (the
+/// depenetration speed's move), or more where that would leave some after the step's last substep, evenly over the
+/// substeps left. A gap comes from another engine's step: Avian's contacts of a body on the ground move it away
+/// from where the cloth step left it and its vertices. Closed within one substep, a gap of centimetres became the
+/// vertices' velocity, gap / Δt.
+pub(crate) fn gap_left(gap: Vec3, reach: f32, left: u32) -> Vec3 {
+    let length = gap.length();
+    let closed = reach.max(length / left.max(1) as f32);
+    if length <= closed { Vec3::ZERO } else { gap * (1.0 - closed / length) }
+}
+
 /// The vertex's own mass from its inverse mass `w` = 1 / (m + `lent`) in the projection.
 fn own_mass(w: f32, lent: f32) -> f32 {
     (1.0 / w - lent).max(0.0)
@@ -347,6 +359,24 @@ mod tests {
         assert!((bodies[0].shift.x - 0.04).abs() < 1e-6, "the body moved with the compound: {}", bodies[0].shift);
         assert!((p[0].x - 0.04).abs() < 1e-6, "and the vertex stays on it: {}", p[0]);
         assert_eq!(holds[0].settled(), p[0]);
+    }
+
+    #[test]
+    fn a_gap_within_reach_closes_at_once_and_a_wider_one_evenly_over_the_step() {
+        let gap = Vec3::new(0.0, 0.03, -0.04);
+        // within the depenetration speed's reach: closed in this substep, as every hold was
+        assert_eq!(gap_left(gap, 0.05, 20), Vec3::ZERO);
+        // 5 cm over 10 substeps: 5 mm a substep, wider than a 1 mm reach
+        assert!((gap_left(gap, 0.001, 10) - gap * 0.9).length() < 1e-7);
+        // the last substep closes what is left, and a substep count of 0 counts as the last
+        assert_eq!(gap_left(gap, 0.001, 1), Vec3::ZERO);
+        assert_eq!(gap_left(gap, 0.001, 0), Vec3::ZERO);
+        // closed substep by substep, the gap is gone at the step's end
+        let mut left = gap;
+        for substeps_left in (1..=10).rev() {
+            left = gap_left(left, 0.001, substeps_left);
+        }
+        assert!(left.length() < 1e-7, "{left}");
     }
 
     #[test]
