@@ -179,6 +179,8 @@ pub fn hold_on_bodies(
         Some((body, pose)) => body.held(pose),
         None => HeldBody::immovable(),
     }));
+    // the gap another engine's step opened closes over the step (`gap_left`)
+    let (reach, left) = (DEPENETRATION_SPEED * clock.dt, clock.substeps.saturating_sub(clock.substep));
     for (particles, holds, mut contacts) in &mut cloths {
         for a in &holds.0 {
             let i = a.vertex as usize;
@@ -188,9 +190,7 @@ pub fn hold_on_bodies(
                 continue;
             };
             let (point, shift) = world.colliders[k].follow(a.local);
-            // the gap another engine's step opened closes over the step (`gap_left`)
-            let left = clock.substeps.saturating_sub(clock.substep);
-            let point = point + gap_left(start - (point - shift), DEPENETRATION_SPEED * clock.dt, left);
+            let point = point + gap_left(start - (point - shift), reach, left);
             let lent = bodies.get(a.body).map_or(0.0, |(body, pose)| {
                 body.mass_lent_per_hold(pose, point, holds_per_collider.get(k).copied().unwrap_or(1))
             });
