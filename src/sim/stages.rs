@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use bevy::ecs::query::QueryItem;
 use bevy::prelude::*;
 
 use super::cloth::Awake;
@@ -31,7 +32,7 @@ use super::constraints::volume::VolumeGoal;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
-use super::parallel::solver_threads;
+use super::parallel::{SliceOutputs, solver_threads};
 use super::rigid::{ClothRigidBody, give_back};
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
@@ -273,65 +274,108 @@ fn set_held_masses(mut cloths: Query<HeldCloth, Awake>, set: fn(&mut [f32], &[f3
     }
 }
 
-/// Lines (9)–(11): the iterated projection of every cloth's constraints.
+/// Lines (9)–(11): the iterated projection of every cloth's constraints. Cloths that share no movable body are
+/// independent, so several of them, none much larger than the rest, are projected side by side on the solver's
+/// threads, each on one: a small cloth's colours are too short to share (`ProjectionPlan::worth_sharing`), and
+/// one at a time left the other threads idle. Each cloth's result is the same either way.
 pub fn project(
-    mut cloths: Query<ProjectedCloth, Awake>,
+    mut cloths: Query<(Entity, ProjectedCloth), Awake>,
     mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
+    mut side_by_side: Local<(Vec<Entity>, SliceOutputs<()>)>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let threads = solver_threads(params.parallel);
-    for (
+    let (entities, slices) = &mut *side_by_side;
+    entities.clear();
+    if threads > 1 && !held.0.iter().any(HeldBody::movable) {
+        let (mut total, mut largest) = (0, 0);
+        for (entity, (particles, ..)) in &cloths {
+            entities.push(entity);
+            total += particles.len();
+            largest = largest.max(particles.len());
+        }
+        if entities.len() < 2 || largest * SIDE_BY_SIDE_SHARE > total {
+            entities.clear();
+        }
+    }
+    if entities.is_empty() {
+        for (_, cloth) in &mut cloths {
+            project_cloth(cloth, &mut held.0, (&params, &clock), (threads, threads > 1));
+        }
+    } else {
+        let cloths = &cloths;
+        slices.run(entities.len(), 1, true, |range, _| {
+            for entity in &entities[range] {
+                // SAFETY: the entities are distinct, so no two slices reach the same cloth's components, and the
+                // query is borrowed mutably for the whole run
+                if let Ok((_, cloth)) = unsafe { cloths.get_unchecked(*entity) } {
+                    project_cloth(cloth, &mut [], (&params, &clock), (threads, false));
+                }
+            }
+        });
+    }
+    timings.add(PbdStage::Project, start);
+}
+
+/// Cloths are projected side by side only if none holds more than one part in this many of all their particles.
+const SIDE_BY_SIDE_SHARE: usize = 2;
+
+/// Lines (9)–(11) for one cloth: its plan cut for `threads`, and projected on them if `parallel` (the cloth is
+/// alone on the solver's threads).
+fn project_cloth(
+    cloth: QueryItem<ProjectedCloth>,
+    bodies: &mut [HeldBody],
+    (params, clock): (&SimParams, &SimClock),
+    (threads, parallel): (usize, bool),
+) {
+    let (
         mut particles,
         (stretch, bend, mut plan),
         (mesh, self_collision, balloon),
         (mut contacts, mut features),
         (stiffness, solver),
-    ) in &mut cloths
-    {
-        if !plan.is_for(stretch, bend) || plan.threads() != threads {
-            *plan = ProjectionPlan::new(stretch, bend, threads);
-        }
-        let Particles { x, p, w, .. } = &mut *particles;
-        let solver = solver.into_inner();
-        let share = stiffness.xpbd_weight();
-        let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
-        let paper = [stiffness.stretch_stiffness, stiffness.bend_stiffness];
-        let xpbd = (share > 0.0).then(|| ([alpha[0], alpha[1]].map(|a| a / (clock.dt * clock.dt)), share));
-        let [stretch_k, bend_k] = fold_stiffnesses(paper, xpbd, (w, stretch.rest_length()), params.bending_model);
-        solver.folds = Folds::for_cloth(stretch_k, bend_k);
-        let mut settings = SolverSettings {
-            parallel: threads > 1,
-            folds: solver.folds,
-            ..SolverSettings::new(params.iterations, paper[0], paper[1], params.bending_model)
-        };
-        if share > 0.0 {
-            settings = settings.xpbd(alpha, share, clock.dt);
-        }
-        let mut no_gradient = Vec::new();
-        let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
-            Some(Balloon { target_volume, gradient, .. }) => {
-                (target_volume.map(|v| VolumeGoal::new(v, clock.dt)), gradient)
-            }
-            None => (None, &mut no_gradient),
-        };
-        let cloth = ClothConstraints {
-            triangles: &mesh.triangles,
-            self_contacts: &self_collision.contacts,
-            self_contact_halves: self_collision.halves,
-            thickness: self_collision.thickness,
-            volume_target,
-            ..ClothConstraints::internal(stretch, bend, &plan)
-        };
-        let multipliers = &mut solver.multipliers;
-        let features = &mut features.contacts;
-        let bodies = &mut held.0[..];
-        let scratch = ProjectionScratch { contacts: &mut contacts.0, features, bodies, volume_gradient, multipliers };
-        project_constraints(p, x, w, cloth, scratch, settings);
+    ) = cloth;
+    if !plan.is_for(stretch, bend) || plan.threads() != threads {
+        *plan = ProjectionPlan::new(stretch, bend, threads);
     }
-    timings.add(PbdStage::Project, start);
+    let Particles { x, p, w, .. } = &mut *particles;
+    let solver = solver.into_inner();
+    let share = stiffness.xpbd_weight();
+    let alpha = [stiffness.stretch_compliance, stiffness.bend_compliance, stiffness.volume_compliance];
+    let paper = [stiffness.stretch_stiffness, stiffness.bend_stiffness];
+    let xpbd = (share > 0.0).then(|| ([alpha[0], alpha[1]].map(|a| a / (clock.dt * clock.dt)), share));
+    let [stretch_k, bend_k] = fold_stiffnesses(paper, xpbd, (w, stretch.rest_length()), params.bending_model);
+    solver.folds = Folds::for_cloth(stretch_k, bend_k);
+    let mut settings = SolverSettings {
+        parallel,
+        folds: solver.folds,
+        ..SolverSettings::new(params.iterations, paper[0], paper[1], params.bending_model)
+    };
+    if share > 0.0 {
+        settings = settings.xpbd(alpha, share, clock.dt);
+    }
+    let mut no_gradient = Vec::new();
+    let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
+        Some(Balloon { target_volume, gradient, .. }) => {
+            (target_volume.map(|v| VolumeGoal::new(v, clock.dt)), gradient)
+        }
+        None => (None, &mut no_gradient),
+    };
+    let cloth = ClothConstraints {
+        triangles: &mesh.triangles,
+        self_contacts: &self_collision.contacts,
+        self_contact_halves: self_collision.halves,
+        thickness: self_collision.thickness,
+        volume_target,
+        ..ClothConstraints::internal(stretch, bend, &plan)
+    };
+    let multipliers = &mut solver.multipliers;
+    let features = &mut features.contacts;
+    let scratch = ProjectionScratch { contacts: &mut contacts.0, features, bodies, volume_gradient, multipliers };
+    project_constraints(p, x, w, cloth, scratch, settings);
 }
 
 /// End of lines (9)–(11) in the last substep of a step: §3.4's test once more, on the projected positions. A

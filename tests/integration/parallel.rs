@@ -1,9 +1,11 @@
-//! The parallel solver (issue 6): colour-parallel projection gives bit-identical results to one thread, the
-//! steady step allocates nothing, and the pool really has more than one thread to share.
+//! The parallel solver (issue 6): colour-parallel projection, and several cloths projected side by side, give
+//! bit-identical results to one thread, the steady step allocates nothing, and the pool really has more than one
+//! thread to share.
 
 use bevy::prelude::*;
 use drape::headless::headless_app;
 use drape::scene::desc::SceneDesc;
+use drape::scene::preset;
 use drape::scene::workloads::{grid_dihedral, grid_distance, with_parallel};
 use drape::sim::cloth::Particles;
 
@@ -17,7 +19,10 @@ fn positions_after(desc: SceneDesc, frames: usize) -> Vec<Vec3> {
 
 #[test]
 fn parallel_projection_is_bit_identical_to_single_threaded() {
-    for desc in [grid_distance(40), grid_dihedral(48).unwrap()] {
+    // the grids' colours are shared between the threads; the six pieces of Fig. 3 and the three sheets of
+    // `layers` are projected side by side, a cloth on each thread
+    let presets = ["bend_vs_stretch", "layers"].map(|name| preset::load(name).unwrap());
+    for desc in [grid_distance(40), grid_dihedral(48).unwrap()].into_iter().chain(presets) {
         let one = positions_after(with_parallel(desc.clone(), false), 30);
         let all = positions_after(with_parallel(desc.clone(), true), 30);
         // the task pool exists now: on a multi-core machine the comparison really involved several threads
