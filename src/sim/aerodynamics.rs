@@ -12,6 +12,7 @@ use rand::{Rng, SeedableRng};
 use super::cloth::Awake;
 use super::cloth::{ClothMesh, Particles};
 use super::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
+use super::side_by_side::SideBySide;
 use super::wind::next_gust;
 use super::{SimParams, StageTimings, integrate, stages};
 
@@ -29,18 +30,26 @@ impl Plugin for AerodynamicsPlugin {
 
 /// Line (5): the air (mean wind plus gust, with drag) on every cloth, triangle by triangle.
 pub fn apply_air(
-    mut cloths: Query<(&mut Particles, &ClothMesh), Awake>,
+    mut cloths: Query<(Entity, (&mut Particles, &ClothMesh)), Awake>,
     params: Res<SimParams>,
     wind: Res<Wind>,
     clock: Res<SimClock>,
+    mut side_by_side: Local<SideBySide>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let air = (wind.velocity(&params), params.air_drag, clock.dt);
-    for (mut particles, mesh) in &mut cloths {
+    let blow = |(mut particles, mesh): (Mut<Particles>, &ClothMesh), parallel: bool| {
         let Particles { x, v, w, .. } = &mut *particles;
         let triangles = (mesh.triangles.as_slice(), &mesh.triangle_chunks);
-        integrate::apply_aerodynamics_by_color(x, v, w, triangles, air, params.parallel);
+        integrate::apply_aerodynamics_by_color(x, v, w, triangles, air, parallel);
+    };
+    if side_by_side.choose(params.parallel, cloths.iter().map(|(entity, (particles, _))| (entity, particles.len()))) {
+        side_by_side.run(&mut cloths, |(_, cloth)| blow(cloth, false));
+    } else {
+        for (_, cloth) in &mut cloths {
+            blow(cloth, params.parallel);
+        }
     }
     timings.add(PbdStage::ExternalForces, start);
 }

@@ -43,6 +43,7 @@ pub mod rigid;
 pub mod schedule;
 pub mod self_contacts;
 pub mod selfcollide;
+pub mod side_by_side;
 pub mod sleep;
 pub(crate) mod stages;
 pub mod tearing;

@@ -32,8 +32,9 @@ use super::constraints::volume::VolumeGoal;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
-use super::parallel::{SliceOutputs, solver_threads};
+use super::parallel::solver_threads;
 use super::rigid::{ClothRigidBody, give_back};
+use super::side_by_side::SideBySide;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
 /// Line (5): gravity on every cloth and every rigid body (the air is [`AerodynamicsPlugin`]'s).
@@ -57,13 +58,25 @@ pub fn external_forces(
     timings.add(PbdStage::ExternalForces, start);
 }
 
-/// Line (6): §3.5 damping, with k_damping converted from per step to per substep.
-pub fn damping(mut cloths: Query<&mut Particles, Awake>, params: Res<SimParams>, mut timings: ResMut<StageTimings>) {
+/// Line (6): §3.5 damping, with k_damping converted from per step to per substep; several cloths side by side.
+pub fn damping(
+    mut cloths: Query<(Entity, &mut Particles), Awake>,
+    params: Res<SimParams>,
+    mut side_by_side: Local<SideBySide>,
+    mut timings: ResMut<StageTimings>,
+) {
     let start = Instant::now();
     let damping = linearized(params.damping, params.substeps);
-    for mut particles in &mut cloths {
+    let damp = |mut particles: Mut<Particles>, parallel: bool| {
         let Particles { x, v, w, mass, .. } = &mut *particles;
-        damp::damp_velocities(x, v, mass, w, damping, params.parallel);
+        damp::damp_velocities(x, v, mass, w, damping, parallel);
+    };
+    if side_by_side.choose(params.parallel, cloths.iter().map(|(entity, particles)| (entity, particles.len()))) {
+        side_by_side.run(&mut cloths, |(_, particles)| damp(particles, false));
+    } else {
+        for (_, particles) in &mut cloths {
+            damp(particles, params.parallel);
+        }
     }
     timings.add(PbdStage::Damping, start);
 }
@@ -275,53 +288,30 @@ fn set_held_masses(mut cloths: Query<HeldCloth, Awake>, set: fn(&mut [f32], &[f3
 }
 
 /// Lines (9)–(11): the iterated projection of every cloth's constraints. Cloths that share no movable body are
-/// independent, so several of them, none much larger than the rest, are projected side by side on the solver's
-/// threads, each on one: a small cloth's colours are too short to share (`ProjectionPlan::worth_sharing`), and
-/// one at a time left the other threads idle. Each cloth's result is the same either way.
+/// independent, and several of them are projected side by side (`SideBySide`), each on one thread.
 pub fn project(
     mut cloths: Query<(Entity, ProjectedCloth), Awake>,
     mut held: ResMut<HeldBodies>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
-    mut side_by_side: Local<(Vec<Entity>, SliceOutputs<()>)>,
+    mut side_by_side: Local<SideBySide>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let threads = solver_threads(params.parallel);
-    let (entities, slices) = &mut *side_by_side;
-    entities.clear();
-    if threads > 1 && !held.0.iter().any(HeldBody::movable) {
-        let (mut total, mut largest) = (0, 0);
-        for (entity, (particles, ..)) in &cloths {
-            entities.push(entity);
-            total += particles.len();
-            largest = largest.max(particles.len());
-        }
-        if entities.len() < 2 || largest * SIDE_BY_SIDE_SHARE > total {
-            entities.clear();
-        }
-    }
-    if entities.is_empty() {
+    let independent = params.parallel && !held.0.iter().any(HeldBody::movable);
+    let sizes = cloths.iter().map(|(entity, (particles, ..))| (entity, particles.len()));
+    if side_by_side.choose(independent, sizes) {
+        side_by_side.run(&mut cloths, |(_, cloth)| {
+            project_cloth(cloth, &mut [], (&params, &clock), (threads, false));
+        });
+    } else {
         for (_, cloth) in &mut cloths {
             project_cloth(cloth, &mut held.0, (&params, &clock), (threads, threads > 1));
         }
-    } else {
-        let cloths = &cloths;
-        slices.run(entities.len(), 1, true, |range, _| {
-            for entity in &entities[range] {
-                // SAFETY: the entities are distinct, so no two slices reach the same cloth's components, and the
-                // query is borrowed mutably for the whole run
-                if let Ok((_, cloth)) = unsafe { cloths.get_unchecked(*entity) } {
-                    project_cloth(cloth, &mut [], (&params, &clock), (threads, false));
-                }
-            }
-        });
     }
     timings.add(PbdStage::Project, start);
 }
-
-/// Cloths are projected side by side only if none holds more than one part in this many of all their particles.
-const SIDE_BY_SIDE_SHARE: usize = 2;
 
 /// Lines (9)–(11) for one cloth: its plan cut for `threads`, and projected on them if `parallel` (the cloth is
 /// alone on the solver's threads).
