@@ -45,7 +45,7 @@ pub fn apply_air(
         integrate::apply_aerodynamics_by_color(x, v, w, triangles, air, parallel);
     };
     if side_by_side.choose(params.parallel, cloths.iter().map(|(entity, (particles, _))| (entity, particles.len()))) {
-        side_by_side.run(&mut cloths, |(_, cloth)| blow(cloth, false));
+        side_by_side.run(&mut cloths, |(_, cloth), _| blow(cloth, false));
     } else {
         for (_, cloth) in &mut cloths {
             blow(cloth, params.parallel);

@@ -12,15 +12,20 @@ use super::parallel::{SliceOutputs, solver_threads};
 /// with most of them is better shared between the threads on its own.
 const LARGEST_SHARE: usize = 2;
 
-/// The cloths a stage runs side by side, and the slices they run in, kept between substeps (nothing is
-/// allocated once they have grown).
-#[derive(Default)]
-pub struct SideBySide {
+/// The cloths a stage runs side by side, and the slices they run in with each slice's scratch `T` (a search's
+/// buffers), kept between substeps (nothing is allocated once they have grown).
+pub struct SideBySide<T = ()> {
     cloths: Vec<Entity>,
-    slices: SliceOutputs<()>,
+    slices: SliceOutputs<T>,
 }
 
-impl SideBySide {
+impl<T> Default for SideBySide<T> {
+    fn default() -> Self {
+        Self { cloths: Vec::new(), slices: SliceOutputs::default() }
+    }
+}
+
+impl<T: Default + Send> SideBySide<T> {
     /// Chooses from `sizes` (each cloth's entity and particle count) the cloths to run side by side: all of them,
     /// if the solver has several threads (`parallel`), there are two cloths or more and none is too large
     /// (`LARGEST_SHARE`); none otherwise. Returns whether they run side by side.
@@ -41,22 +46,22 @@ impl SideBySide {
         !self.cloths.is_empty()
     }
 
-    /// Calls `work` with the item of `query` of every cloth [`Self::choose`] chose, slices of them on the solver's
-    /// threads.
+    /// Calls `work` with the item of `query` of every cloth [`Self::choose`] chose and its slice's scratch,
+    /// slices of them on the solver's threads.
     pub(crate) fn run<'s, D: QueryData, F: QueryFilter>(
         &mut self,
         query: &mut Query<'_, 's, D, F>,
-        work: impl Fn(D::Item<'_, 's>) + Sync,
+        work: impl Fn(D::Item<'_, 's>, &mut T) + Sync,
     ) where
         for<'a> &'a Query<'a, 's, D, F>: Sync,
     {
         let (cloths, query) = (&self.cloths, &*query);
-        self.slices.run(cloths.len(), 1, true, |range, _| {
+        self.slices.run(cloths.len(), 1, true, |range, scratch| {
             for &entity in &cloths[range] {
                 // SAFETY: the chosen entities are distinct, so no two calls reach the same cloth's components, and
                 // the query is borrowed mutably for the whole run
                 if let Ok(item) = unsafe { query.get_unchecked(entity) } {
-                    work(item);
+                    work(item, scratch);
                 }
             }
         });
@@ -75,7 +80,7 @@ mod tests {
             let entity = |i: usize| Entity::from_raw_u32(i as u32).unwrap_or(Entity::PLACEHOLDER);
             sizes.iter().enumerate().map(|(i, &n)| (entity(i), n)).collect::<Vec<_>>()
         };
-        let mut side_by_side = SideBySide::default();
+        let mut side_by_side = SideBySide::<()>::default();
         assert!(side_by_side.choose(true, cloths(&[289; 6]).into_iter()));
         assert_eq!(side_by_side.cloths.len(), 6);
         assert!(side_by_side.choose(true, cloths(&[1089, 1089]).into_iter()), "exactly half each");

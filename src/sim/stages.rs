@@ -17,8 +17,8 @@ use super::collide::{
     ColliderMotion, ColliderShape,
     contact::ContactKind,
     contacts::{
-        DEPENETRATION_SPEED, depenetrate, drop_contacts_with_holding_body, generate_contacts, lend_body_masses,
-        lift_starts, push_out_of_colliders, return_body_masses,
+        DEPENETRATION_SPEED, SliceContacts, depenetrate, drop_contacts_with_holding_body, generate_contacts,
+        lend_body_masses, lift_starts, push_out_of_colliders, return_body_masses,
     },
     features::{FeatureCloth, find_feature_contacts},
     hold::{HeldBody, gap_left},
@@ -32,7 +32,7 @@ use super::constraints::volume::VolumeGoal;
 use super::constraints::{
     ClothConstraints, ProjectionScratch, SolverSettings, attach::apply_attachments, project_constraints,
 };
-use super::parallel::solver_threads;
+use super::parallel::{SliceOutputs, solver_threads};
 use super::rigid::{ClothRigidBody, give_back};
 use super::side_by_side::SideBySide;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
@@ -72,7 +72,7 @@ pub fn damping(
         damp::damp_velocities(x, v, mass, w, damping, parallel);
     };
     if side_by_side.choose(params.parallel, cloths.iter().map(|(entity, particles)| (entity, particles.len()))) {
-        side_by_side.run(&mut cloths, |(_, particles)| damp(particles, false));
+        side_by_side.run(&mut cloths, |(_, particles), _| damp(particles, false));
     } else {
         for (_, particles) in &mut cloths {
             damp(particles, params.parallel);
@@ -137,35 +137,49 @@ type SceneCollider = (Entity, &'static ClothCollider, &'static Transform, Option
 /// What line (8) reads of a cloth: its particles, material and mesh.
 type CollidingCloth = (&'static Particles, &'static ClothMaterial, &'static ClothMesh);
 
+/// What line (8) writes of a cloth: its collider contacts, its feature contacts and its starting overlaps; and
+/// which of its vertices a body holds.
+type CollisionOutputs =
+    (&'static mut Contacts, &'static mut FeatureContacts, &'static mut StartingOverlaps, &'static BodyAttachments);
+
 /// Line (8): collision constraints against every collider swept over the substep (§3.4), and its edges against
-/// the cloth's triangles (§4.2).
+/// the cloth's triangles (§4.2). A cloth's contacts are its own, so several cloths are searched side by side.
 pub fn generate_collisions(
-    mut cloths: Query<
-        (CollidingCloth, &mut Contacts, &mut FeatureContacts, &mut StartingOverlaps, &BodyAttachments),
-        Awake,
-    >,
+    mut cloths: Query<(Entity, CollidingCloth, CollisionOutputs), Awake>,
     colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
+    mut side_by_side: Local<SideBySide<SliceOutputs<SliceContacts>>>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
-    for ((particles, material, mesh), mut contacts, mut features, mut overlaps, holds) in &mut cloths {
+    let CollisionWorld { colliders, slices, features: edges, .. } = &mut *world;
+    let search = |(_, cloth, outputs): QueryItem<(Entity, CollidingCloth, CollisionOutputs)>,
+                  slices: &mut SliceOutputs<SliceContacts>,
+                  parallel: bool| {
+        let ((particles, material, mesh), (mut contacts, mut features, mut overlaps, holds)) = (cloth, outputs);
         let Particles { x, p, v, w, .. } = particles;
-        let CollisionWorld { colliders, slices, features: edges, .. } = &mut *world;
-        let search = (slices, params.parallel);
-        generate_contacts((x, p, v, w), colliders, (material.thickness, clock.dt), search, &mut contacts.0);
+        let margin = (material.thickness, clock.dt);
+        generate_contacts((x, p, v, w), colliders, margin, (slices, parallel), &mut contacts.0);
         let cloth = FeatureCloth { x, p, w, triangles: &mesh.triangles };
         // with `collider_edges` off the features are empty and this finds nothing
         let FeatureContacts { contacts: found, search } = &mut *features;
-        let knobs = (material.thickness, clock.dt, params.parallel);
-        find_feature_contacts(cloth, (colliders, edges), knobs, found, search);
+        find_feature_contacts(cloth, (colliders, edges), (material.thickness, clock.dt, parallel), found, search);
         // a vertex a body holds is where its body puts it
         let held = |vertex: u32| holds.0.iter().any(|a| a.vertex == vertex);
         depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0, held);
+    };
+    let particles = cloths.iter().map(|(_, (particles, ..), _)| particles.len()).sum();
+    let sizes = cloths.iter().map(|(entity, (particles, ..), _)| (entity, particles.len()));
+    if side_by_side.choose(params.parallel && worth_sharing(particles, colliders.len()), sizes) {
+        side_by_side.run(&mut cloths, |cloth, slices| search(cloth, slices, false));
+    } else {
+        for cloth in &mut cloths {
+            search(cloth, slices, params.parallel);
+        }
     }
     timings.add(PbdStage::GenerateCollisions, start);
 }
@@ -302,7 +316,7 @@ pub fn project(
     let independent = params.parallel && !held.0.iter().any(HeldBody::movable);
     let sizes = cloths.iter().map(|(entity, (particles, ..))| (entity, particles.len()));
     if side_by_side.choose(independent, sizes) {
-        side_by_side.run(&mut cloths, |(_, cloth)| {
+        side_by_side.run(&mut cloths, |(_, cloth), _| {
             project_cloth(cloth, &mut [], (&params, &clock), (threads, false));
         });
     } else {
@@ -375,27 +389,52 @@ fn project_cloth(
 /// its contact (the static case of §3.4), so testing every substep would cost the same work again for nothing.
 /// Every substep, first, the vertices leaving a starting overlap move their starts with them ([`lift_starts`]).
 pub fn push_out(
-    mut cloths: Query<(&mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps), Awake>,
+    mut cloths: Query<(Entity, &mut Particles, &ClothMaterial, &mut Contacts, &StartingOverlaps), Awake>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut world: ResMut<CollisionWorld>,
+    mut side_by_side: Local<SideBySide<SliceOutputs<SliceContacts>>>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     let last = clock.substep + 1 >= clock.substeps;
     let CollisionWorld { colliders, slices, .. } = &mut *world;
-    for (mut particles, material, mut contacts, overlaps) in &mut cloths {
+    let push = |(_, mut particles, material, mut contacts, overlaps): QueryItem<PushedOut>,
+                slices: &mut SliceOutputs<SliceContacts>,
+                parallel: bool| {
         let Particles { x, p, v, w, .. } = &mut *particles;
         let allowance = overlaps.allowance();
         lift_starts(x, p, &overlaps.0.lift, integrate::MAX_SPEED * clock.dt);
         if last {
-            let search = (&mut *slices, params.parallel);
             let margin = (material.thickness, clock.dt);
-            push_out_of_colliders((x, p, v, w), colliders, margin, search, (&mut contacts.0, allowance));
+            push_out_of_colliders((x, p, v, w), colliders, margin, (slices, parallel), (&mut contacts.0, allowance));
+        }
+    };
+    let particles = cloths.iter().map(|(_, particles, ..)| particles.len()).sum();
+    let sizes = cloths.iter().map(|(entity, particles, ..)| (entity, particles.len()));
+    let worth = last && worth_sharing(particles, colliders.len());
+    if side_by_side.choose(params.parallel && worth, sizes) {
+        side_by_side.run(&mut cloths, |cloth, slices| push(cloth, slices, false));
+    } else {
+        for cloth in &mut cloths {
+            push(cloth, slices, params.parallel);
         }
     }
     timings.add(PbdStage::Project, start);
 }
+
+/// Vertex–collider pairs below which the cloths' contacts are searched one cloth at a time: handing the cloths to
+/// the threads costs more than such a search.
+const SIDE_BY_SIDE_PAIRS: usize = 8192;
+
+/// Whether a search of `colliders` over cloths of `particles` vertices in all is worth running side by side.
+fn worth_sharing(particles: usize, colliders: usize) -> bool {
+    particles * colliders >= SIDE_BY_SIDE_PAIRS
+}
+
+/// What [`push_out`] reads and writes of a cloth.
+type PushedOut =
+    (Entity, &'static mut Particles, &'static ClothMaterial, &'static mut Contacts, &'static StartingOverlaps);
 
 /// Lines (12)–(15).
 pub fn update_velocity(
