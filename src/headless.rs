@@ -27,6 +27,8 @@ pub struct HeadlessReport {
     pub frames: u32,
     /// Simulated seconds.
     pub sim_time: f64,
+    /// Cloth entities in the scene (a torn cloth stays one).
+    pub cloths: usize,
     /// Particles of every cloth.
     pub particles: usize,
     /// Internal constraints: stretch + bending.
@@ -246,6 +248,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         preset: preset.to_string(),
         frames,
         sim_time: world.resource::<SimClock>().time,
+        cloths: 0,
         particles: 0,
         constraints: 0,
         triangles: 0,
@@ -289,6 +292,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
     let mut cloth_hashes = Vec::new();
     let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
     for (particles, stretch, bend, contacts, mesh, (cloth, capped, asleep)) in cloths.iter(world) {
+        r.cloths += 1;
         r.capped_moves += capped.0;
         r.asleep += usize::from(asleep);
         let offset = all_positions.len() as u32;

@@ -13,7 +13,7 @@ use drape::scene::snapshot::{LiveCloth, snapshot};
 use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 16] = [
+const SHIPPED: [&str; 17] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
@@ -21,6 +21,7 @@ const SHIPPED: [&str; 16] = [
     "flag",
     "hanging_sheet",
     "layers",
+    "leaves",
     "mannequin",
     "pbd_vs_xpbd",
     "pile",

@@ -6,7 +6,7 @@ use drape::headless;
 use drape::scene::preset;
 
 /// (preset, `state_hash` after 120 frames with `parallel: false`) of the presets without rigid bodies.
-const PINNED: [(&str, &str); 12] = [
+const PINNED: [(&str, &str); 13] = [
     ("balloon", "6b7e1b1c56621fde"),
     ("barrel", "158cb92206fe3176"),
     ("bend_vs_stretch", "d1a1fec0ed109b21"),
@@ -14,6 +14,7 @@ const PINNED: [(&str, &str); 12] = [
     ("flag", "bbe56374b00b3aa1"),
     ("hanging_sheet", "0d983363f014661e"),
     ("layers", "807a29a7d6a24f4c"),
+    ("leaves", "a0b163809f74c743"),
     ("pbd_vs_xpbd", "15d63beab3eff081"),
     ("self_fold", "804c0c356064f75b"),
     ("sphere_drape", "4f22e44a6b1fe84e"),

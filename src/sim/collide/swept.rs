@@ -41,7 +41,18 @@ pub(crate) struct SweptCollider {
     pub friction: f32,
     /// Restitution e.
     pub restitution: f32,
+    /// The box around the world shape grown by the sweep and a rounding allowance, for the quick rejection of
+    /// [`Self::may_touch_box`] (`None` for a shape without one, a plane or a barrel, and for an infinite sweep).
+    reach: Option<(Vec3, Vec3)>,
 }
+
+/// Room added to [`SweptCollider::reach`] for the rounding of a grown shape's own box: an absolute part and a part
+/// of the coordinates' size, far above either's rounding, so the quick rejection never rejects what the exact
+/// test accepts.
+const REACH_ROUNDING: (f32, f32) = (1e-4, 1e-5);
+/// How much wider than the growth a grown shape's axis-aligned box can get on each side, at most: a turned box
+/// grown by m moves its corners diagonally, up to √3·m along an axis.
+const GROWN_BOX_WIDENING: f32 = 1.75;
 
 impl SweptCollider {
     /// `local` moving from pose `start` to pose `end` over the substep.
@@ -50,12 +61,18 @@ impl SweptCollider {
         let turn = start.rotation.angle_between(end.rotation);
         let travel = Vec3::from(end.translation - start.translation).length();
         let sweep = if turn > 0.0 { travel + turn * local.reach() } else { travel };
+        let reach = world.bounding_box().filter(|_| sweep.is_finite()).map(|(lo, hi)| {
+            let size = lo.abs().max(hi.abs()).max_element();
+            let room = Vec3::splat(GROWN_BOX_WIDENING * sweep + REACH_ROUNDING.0 + REACH_ROUNDING.1 * size);
+            (lo - room, hi + room)
+        });
         if sweep == 0.0 {
             // standing still: work in world space, no frame changes per vertex
             let still = Isometry3d::IDENTITY;
-            return Self { local: world.clone(), start: still, end: still, world, sweep, friction, restitution };
+            let local = world.clone();
+            return Self { local, start: still, end: still, world, sweep, friction, restitution, reach };
         }
-        Self { local, start, end, world, sweep, friction, restitution }
+        Self { local, start, end, world, sweep, friction, restitution, reach }
     }
 
     /// A collider that does not move.
@@ -85,6 +102,13 @@ impl SweptCollider {
     /// Whether a vertex whose ray x→p lies in the box `min`–`max` may touch the collider grown by `margin`
     /// at any time of the substep.
     pub fn may_touch_box(&self, min: Vec3, max: Vec3, margin: f32) -> bool {
+        // most boxes of a scene with many colliders are far from most of them: one box test, nothing grown
+        let widening = GROWN_BOX_WIDENING * margin;
+        if let Some((lo, hi)) = self.reach
+            && (max.cmplt(lo - widening).any() || min.cmpgt(hi + widening).any())
+        {
+            return false;
+        }
         !self.sweep.is_finite() || self.world.inflated(margin + self.sweep).may_touch_box(min, max)
     }
 
@@ -192,6 +216,54 @@ mod tests {
         let slab = Shape::Box { center: Vec3::ZERO, rotation: Quat::IDENTITY, half_extents: Vec3::new(0.5, 0.01, 0.5) };
         let pose = |y: f32| Isometry3d::from_translation(Vec3::new(0.0, y, 0.0));
         SweptCollider::new(slab, pose(from), pose(to), 0.0, 0.0)
+    }
+
+    /// The quick rejection by the collider's box rejects only what the exact test rejects: boxes of every size,
+    /// most of them grazing the grown shape, around moving and still spheres, boxes and capsules far from the
+    /// origin too (where rounding is coarser).
+    #[test]
+    fn the_box_rejection_never_rejects_a_box_the_exact_test_accepts() {
+        use rand::{Rng, SeedableRng, rngs::SmallRng};
+        let rng = &mut SmallRng::seed_from_u64(7);
+        let (mut touching, mut rejected) = (0, 0);
+        for round in 0..4000 {
+            let far = if round % 2 == 0 { Vec3::ZERO } else { Vec3::new(900.0, -40.0, 350.0) };
+            let centre = far + Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), 0.3);
+            let rotation = Quat::from_euler(bevy::math::EulerRot::XYZ, rng.random(), rng.random(), rng.random());
+            let shape = match round % 3 {
+                0 => Shape::Sphere { center: centre, radius: 0.2 },
+                1 => Shape::Box { center: centre, rotation, half_extents: Vec3::new(0.3, 0.05, 0.2) },
+                _ => Shape::Capsule { a: centre, b: centre + rotation * Vec3::Y * 0.5, radius: 0.04 },
+            };
+            let moved = Vec3::new(rng.random_range(-0.05..0.05), 0.0, 0.0) * (round % 4 / 2) as f32;
+            let (start, end) = (Isometry3d::IDENTITY, Isometry3d::from_translation(moved));
+            let collider = SweptCollider::new(shape, start, end, 0.0, 0.0);
+            let Some((lo, hi)) = collider.world.bounding_box() else { continue };
+            // a small box whose corner lies just inside or outside the shape's box grown by the margin and sweep
+            let margin = rng.random_range(0.0..0.02);
+            let grown = margin + collider.sweep;
+            // half the boxes on the grown surface where it is farthest along an axis (where it meets its box), half
+            // anywhere in the grown box, most of those away from the shape
+            let side = rng.random_range(0.0..1e-3);
+            let at = if round % 2 == 0 {
+                let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.random_range(0..3)] * if rng.random() { 1.0 } else { -1.0 };
+                let aside = Vec3::new(rng.random(), rng.random(), rng.random()) * 0.05;
+                let away = (lo + hi) * 0.5 + (axis + aside) * 10.0;
+                collider.world.inflated(grown).closest_surface(away).0 + axis * rng.random_range(-2.0 * side..side)
+            } else {
+                lo - grown + (hi - lo + 2.0 * grown) * Vec3::new(rng.random(), rng.random(), rng.random())
+            };
+            let (min, max) = (at - Vec3::splat(side), at + Vec3::splat(side));
+            let exact = collider.world.inflated(grown).may_touch_box(min, max);
+            let quick = collider.may_touch_box(min, max, margin);
+            assert_eq!(quick, exact, "round {round}: {min} – {max} against {:?}", collider.world);
+            touching += usize::from(exact);
+            rejected += usize::from(!exact);
+        }
+        assert!(
+            touching > 500 && rejected > 500,
+            "{touching} touching, {rejected} rejected: the boxes missed the edge"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use bevy_panorbit_camera::PanOrbitCamera;
 use super::fabric::{FabricTextures, cloth_materials};
 use drape::scene::mesh_collider::MeshCollider;
 use drape::scene::spawn::{ActiveScene, Appearance};
-use drape::sim::cloth::{Attachments, Cloth, ClothCollider, Particles};
+use drape::sim::cloth::{Attachments, Cloth, ClothCollider, Particles, StretchConstraints};
 use drape::sim::collide::ColliderShape;
 
 /// Half the side of the square drawn for a plane collider, metres.
@@ -156,10 +156,11 @@ pub struct PinMarker {
     pub vertex: u32,
 }
 
-/// Keeps one marker per attached vertex (respawned when the attachments change) on its vertex.
+/// Keeps one marker per attached vertex (respawned when the attachments change) on its vertex, at most as wide as
+/// the cloth's mean edge is long, so the stems of small leaves do not disappear behind their markers.
 pub fn sync_pin_markers(
     mut commands: Commands,
-    cloths: Query<(Entity, Ref<Attachments>, &Particles)>,
+    cloths: Query<(Entity, Ref<Attachments>, &Particles, &StretchConstraints)>,
     mut markers: Query<(Entity, &PinMarker, &mut Transform)>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
@@ -167,7 +168,7 @@ pub fn sync_pin_markers(
 ) {
     for (entity, marker, mut transform) in &mut markers {
         match cloths.get(marker.cloth) {
-            Ok((_, attachments, particles)) if !attachments.is_changed() => {
+            Ok((_, attachments, particles, _)) if !attachments.is_changed() => {
                 if let Some(x) = particles.x.get(marker.vertex as usize) {
                     transform.translation = *x;
                 }
@@ -183,17 +184,20 @@ pub fn sync_pin_markers(
             (mesh, material)
         })
         .clone();
-    for (cloth, attachments, particles) in &cloths {
+    for (cloth, attachments, particles, stretch) in &cloths {
         if !attachments.is_changed() {
             continue;
         }
+        let rest = stretch.rest_length();
+        let mean_edge = rest.iter().sum::<f32>() / rest.len().max(1) as f32;
+        let scale = if mean_edge > 0.0 { (0.5 * mean_edge / PIN_RADIUS).min(1.0) } else { 1.0 };
         for a in &attachments.0 {
             let at = particles.x.get(a.vertex as usize).copied().unwrap_or(a.anchor);
             commands.spawn((
                 PinMarker { cloth, vertex: a.vertex },
                 Mesh3d(mesh.clone()),
                 MeshMaterial3d(material.clone()),
-                Transform::from_translation(at),
+                Transform::from_translation(at).with_scale(Vec3::splat(scale)),
                 drape::scene::SceneEntity,
             ));
         }
