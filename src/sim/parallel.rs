@@ -155,14 +155,15 @@ impl<T> Clone for SliceOutputs<T> {
 impl<T: Default + Send> SliceOutputs<T> {
     /// Cuts `0..n` into consecutive slices of at least `min_slice` items, a few per solver thread, and calls
     /// `work(range, output)` for each, on the compute pool's threads when `parallel`. Returns the used outputs in
-    /// slice order, so their concatenation does not depend on the thread count.
+    /// slice order, so their concatenation does not depend on the thread count; mutably, so a caller that merges
+    /// them reads each without taking its lock (`Mutex::get_mut`).
     pub fn run(
         &mut self,
         n: usize,
         min_slice: usize,
         parallel: bool,
         work: impl Fn(Range<usize>, &mut T) + Sync,
-    ) -> &[Mutex<T>] {
+    ) -> &mut [Mutex<T>] {
         let count = (solver_threads(parallel) * SLICES_PER_THREAD).min(n / min_slice.max(1)).clamp(1, ONE_PHASE.len());
         if self.0.len() < count {
             self.0.resize_with(count, Default::default);
@@ -173,7 +174,7 @@ impl<T: Default + Send> SliceOutputs<T> {
                 work(n * j / count..n * (j + 1) / count, &mut output);
             }
         });
-        slices
+        &mut self.0[..count]
     }
 
     /// All buffers, used or not (for capacity checks).

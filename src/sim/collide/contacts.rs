@@ -239,12 +239,30 @@ fn find_contacts(
             collider_end.push(contacts.len() as u32);
         }
     });
-    for k in 0..colliders.len() {
-        for slice in found {
-            if let Ok(found) = slice.lock() {
-                let start = if k == 0 { 0 } else { found.collider_end[k - 1] as usize };
-                out.extend_from_slice(&found.contacts[start..found.collider_end[k] as usize]);
-            }
+    merge_by_collider(found, colliders.len(), |slice| (&slice.contacts, &slice.collider_end), out);
+}
+
+/// Appends to `out` what the slices of a search found, collider by collider and, for each, slice by slice: the
+/// serial order. `parts` gives a slice's findings and where each collider's run of them ends.
+pub(super) fn merge_by_collider<S, T: Copy>(
+    slices: &mut [std::sync::Mutex<S>],
+    colliders: usize,
+    parts: impl Fn(&S) -> (&[T], &[u32]),
+    out: &mut Vec<T>,
+) {
+    if let [one] = slices {
+        // one slice holds its findings in the merged order already
+        if let Ok(one) = one.get_mut() {
+            out.extend_from_slice(parts(one).0);
+        }
+        return;
+    }
+    for k in 0..colliders {
+        for slice in slices.iter_mut() {
+            let Ok(slice) = slice.get_mut() else { continue };
+            let (found, ends) = parts(slice);
+            let start = if k == 0 { 0 } else { ends[k - 1] as usize };
+            out.extend_from_slice(&found[start..ends[k] as usize]);
         }
     }
 }

@@ -16,7 +16,7 @@
 
 use bevy::math::{Isometry3d, Vec3};
 
-use super::contacts::{DEPENETRATION_SPEED, bounding_box};
+use super::contacts::{DEPENETRATION_SPEED, bounding_box, merge_by_collider};
 pub use super::general::FeatureEdge;
 use super::general::GeneralShape;
 use super::shapes::{Shape, box_corner_sign};
@@ -354,14 +354,7 @@ pub(crate) fn find_feature_contacts(
             slice.collider_end.push(slice.found.len() as u32);
         }
     });
-    for k in 0..colliders.len() {
-        for slice in found {
-            if let Ok(slice) = slice.lock() {
-                let start = if k == 0 { 0 } else { slice.collider_end[k - 1] as usize };
-                out.extend_from_slice(&slice.found[start..slice.collider_end[k] as usize]);
-            }
-        }
-    }
+    merge_by_collider(found, colliders.len(), |slice| (&slice.found, &slice.collider_end), out);
 }
 
 /// Whether two boxes overlap.

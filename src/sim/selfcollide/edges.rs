@@ -146,8 +146,8 @@ pub(crate) fn find_edge_candidates(
     });
     candidates.clear();
     for slice in found {
-        if let Ok(slice) = slice.lock() {
-            candidates.extend_from_slice(&slice);
+        if let Ok(slice) = slice.get_mut() {
+            candidates.extend_from_slice(slice);
         }
     }
 }
@@ -192,8 +192,8 @@ pub(crate) fn find_edge_contacts(
         }
     });
     for slice in found {
-        if let Ok(slice) = slice.lock() {
-            out.extend_from_slice(&slice);
+        if let Ok(slice) = slice.get_mut() {
+            out.extend_from_slice(slice);
         }
     }
     // an edge between two candidate triangles is found from both

@@ -124,7 +124,7 @@ impl SpatialHash {
         self.cell_start.clear();
         self.cell_start.resize(table + 1, 0);
         self.levels = 0;
-        for slice in slices {
+        for slice in slices.iter() {
             let Ok(slice) = slice.lock() else { continue };
             self.bounds.extend_from_slice(&slice.bounds);
             self.oversized.extend_from_slice(&slice.oversized);
@@ -146,7 +146,7 @@ impl SpatialHash {
         self.entries.resize(total as usize, UNUSED);
         self.entry_triangles.clear();
         self.entry_triangles.resize(total as usize, 0);
-        for slice in slices {
+        for slice in slices.iter() {
             let Ok(slice) = slice.lock() else { continue };
             for &(h, t, key) in &slice.entries {
                 let s = &mut self.cell_start[h as usize];

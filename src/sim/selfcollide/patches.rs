@@ -206,7 +206,7 @@ impl Patches {
         self.triangle_bounds.resize(triangles.len(), EMPTY_BOX);
         let mut member = self.members.iter();
         for slice in slices {
-            let Ok(slice) = slice.lock() else { continue };
+            let Ok(slice) = slice.get_mut() else { continue };
             for &(bounds, axis, half_angle) in &slice.cones {
                 self.bounds.push(bounds);
                 self.axis.push(axis);

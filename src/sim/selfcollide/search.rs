@@ -179,7 +179,7 @@ pub fn find_self_contacts(
         keep_nearest(found, MAX_CONTACTS_PER_VERTEX);
     });
     for slice in found {
-        if let Ok(slice) = slice.lock() {
+        if let Ok(slice) = slice.get_mut() {
             out.extend(slice.found.iter().map(|(c, _)| *c));
         }
     }
