@@ -53,7 +53,8 @@ pub struct HeadlessReport {
     /// [`metrics::state_hash`] of every cloth's positions and velocities (each cloth hashed alone, the hashes
     /// sorted and hashed again, so spawn order does not matter), as 16 hex digits: equal hashes, same bits.
     pub state_hash: String,
-    /// Smallest signed distance of any particle to any collider surface (negative = inside), metres.
+    /// Smallest signed distance of any particle to any collider surface (negative = inside), metres: every
+    /// collider the cloths meet, Avian's bodies and triangle meshes included.
     pub min_collider_distance: f32,
     /// Mesh edges that pierce a triangle of their own cloth (§4.3): places where the cloth has passed through
     /// itself. Zero for cloth that self-collision has kept apart.
@@ -242,8 +243,16 @@ pub fn state_hash(world: &mut World) -> String {
 
 /// Measures the world's cloths now.
 pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
-    let shapes: Vec<_> =
-        world.query::<(&ClothCollider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect();
+    // every collider the cloths meet, Avian's and mesh colliders included; before a step, the scene's own
+    let met: Vec<_> = world
+        .get_resource::<CollisionWorld>()
+        .map(|w| w.colliders.iter().map(|c| c.world.clone()).collect())
+        .unwrap_or_default();
+    let shapes: Vec<_> = if met.is_empty() {
+        world.query::<(&ClothCollider, &Transform)>().iter(world).map(|(c, t)| c.shape.placed(t)).collect()
+    } else {
+        met
+    };
     let mut r = HeadlessReport {
         preset: preset.to_string(),
         frames,

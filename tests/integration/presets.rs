@@ -13,7 +13,7 @@ use drape::scene::snapshot::{LiveCloth, snapshot};
 use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 17] = [
+const SHIPPED: [&str; 18] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
@@ -22,6 +22,7 @@ const SHIPPED: [&str; 17] = [
     "hanging_sheet",
     "layers",
     "leaves",
+    "level",
     "mannequin",
     "pbd_vs_xpbd",
     "pile",
