@@ -79,6 +79,10 @@ impl fmt::Debug for ParrySolid {
 
 impl SolidQueries for ParrySolid {
     fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3) {
+        // near a triangle mesh's surface, the few triangles its grid keeps there answer without walking the tree
+        if let Some(near) = self.clearances.as_ref().and_then(|grid| grid.closest(q)) {
+            return near;
+        }
         // the projection with a feature is the one that reads a triangle mesh's pseudo-normals for its inside
         let (projection, feature) = self.shape.project_local_point_and_get_feature(q);
         let away = q - projection.point;
@@ -228,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn the_clearance_grid_changes_no_contact_of_the_mannequin() {
+    fn the_clearance_grid_changes_no_contact_of_the_mannequin_beyond_rounding() {
         use rand::{Rng, SeedableRng};
         let fast = ParrySolid::new(mannequin());
         let slow = ParrySolid { clearances: None, ..fast.clone() };
@@ -239,8 +243,17 @@ mod tests {
         for _ in 0..5_000 {
             let x = Vec3::new(rng.random(), rng.random(), rng.random()) * (hi - lo) + lo;
             let p = x + (Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5) * 0.1;
+            // the grid's closest points are its own arithmetic's, parry's its: as close to the surface (both within
+            // 1e-8 m of a double-precision search), but near an edge either may lie a micrometre along it, which
+            // turns the way out of a point a millimetre off by a few thousandths of a radian
             let contact = fast.contact(x, p);
-            assert_eq!(contact, slow.contact(x, p), "ray {x} → {p}");
+            match (contact, slow.contact(x, p)) {
+                (Some((a, n, resting)), Some((b, m, rests))) => {
+                    let close = a.distance(b) < 1e-4 && n.dot(m) > 1.0 - 1e-4 && resting == rests;
+                    assert!(close, "ray {x} → {p}: {contact:?} against parry's {b}, {m}, {rests}");
+                }
+                (fast, slow) => assert_eq!(fast, slow, "ray {x} → {p}"),
+            }
             hits += contact.is_some() as u32;
             rejected += fast.is_clear_of(x, x.distance(p)) as u32;
         }

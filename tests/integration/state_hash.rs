@@ -25,8 +25,8 @@ const PINNED: [(&str, &str); 13] = [
 /// The same for the presets with rigid bodies or mesh colliders, which Avian steps (issue 26). The integration
 /// tests need the demo's features, Avian among them: a table for a build without Avian could never run.
 const PINNED_BODIES: [(&str, &str); 5] = [
-    ("level", "2a030340dfa8dff7"),
-    ("mannequin", "de90388f6512da5a"),
+    ("level", "81e40389f4daa562"),
+    ("mannequin", "d4aa327d007282a1"),
     ("pile", "c01382a430f25cee"),
     ("stripes", "a5d7faa0ac6552e9"),
     ("tearing", "b74c7037cde0941a"),
