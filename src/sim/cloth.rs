@@ -24,7 +24,7 @@ use super::mesh::topology::{self, MeshError};
 use super::parallel::ColorChunks;
 use super::params::Solver;
 use super::rigid::ClothRigidBody;
-use super::selfcollide::{Lifts, SelfContact, SelfContactSearch, Untangler};
+use super::selfcollide::{Lifts, SelfContact, SelfContactSearch, StepSweep, Untangler};
 
 /// Particle state of lines (1)–(3): positions x, predictions p, velocities v, inverse masses w.
 #[derive(Component, Clone, Debug, Default)]
@@ -187,8 +187,14 @@ pub struct SelfCollision {
     pub halves: [usize; 2],
     /// Scratch of the split: each contact with its group.
     pub split_scratch: Vec<(u8, SelfContact)>,
-    /// Where each vertex would be at the end of the step, x + v·Δt_step (the rays the detection sweeps).
+    /// Where each vertex would be at the end of the step, x + v·Δt over the rest of it (the rays the detection
+    /// sweeps).
     pub step_end: Vec<Vec3>,
+    /// The rays of the last search, kept to tell when the vertices leave them and the search is made again.
+    pub sweep: StepSweep,
+    /// Scratch of a search made again: which vertices left their rays, and the contacts it found.
+    pub(crate) strayed: Vec<bool>,
+    pub(crate) fresh: Vec<SelfContact>,
     /// Releases the contacts that hold tangled cloth in its tangle.
     pub(crate) untangler: Untangler,
     /// Scratch of the lift of squeezed vertices (`selfcollide::lift_squeezed_vertices`).

@@ -38,7 +38,7 @@ use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
     DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, Lifts, MAX_THICKNESS_PER_EDGE, SELF_DEPENETRATION_SPEED,
-    SelfContact, SelfContactSearch, Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts,
+    SelfContact, SelfContactSearch, StepSweep, Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts,
     lift_squeezed_vertices, mean_rest_length, project_edge_contacts, project_self_contacts_on,
     self_collision_thickness, sweep_end,
 };
@@ -93,59 +93,6 @@ pub struct ClothContacts {
     parting: bool,
     /// The lift of the squeezed vertices (`selfcollide::lift_squeezed_vertices`).
     lifts: Lifts,
-}
-
-/// The rays a search of the step swept each vertex along, from the substep it was made in to the step's end:
-/// while every vertex stays within `slack` of where its ray puts it at the same time, no pair can come within
-/// the gap that the search did not find within its band.
-#[derive(Debug, Default)]
-struct StepSweep {
-    /// Each vertex's position at the start of the substep of the search, in the combined indices.
-    from: Vec<Vec3>,
-    /// Where the search swept each vertex to by the end of the step.
-    to: Vec<Vec3>,
-    /// The substep the search was made in, and how many substeps its rays span.
-    first: u32,
-    span: u32,
-    /// How far a vertex may be from its ray before the cloths are searched again, m: half the band beyond the
-    /// widest gap (the search's band is the same for every pair), as two vertices may each be off by that
-    /// towards each other. Negative: no search to keep.
-    slack: f32,
-}
-
-impl StepSweep {
-    /// Keeps the rays `from` → `to` of a search made in substep `first` of a step of `substeps`, with a band
-    /// `margin` wider than the widest gap.
-    fn remember(&mut self, (from, to): (&[Vec3], &[Vec3]), (first, substeps): (u32, u32), margin: f32) {
-        self.from.clear();
-        self.from.extend_from_slice(from);
-        self.to.clear();
-        self.to.extend_from_slice(to);
-        (self.first, self.span) = (first, substeps.saturating_sub(first).max(1));
-        self.slack = 0.5 * margin;
-    }
-
-    /// Forgets the rays: the next substep searches.
-    fn forget(&mut self) {
-        self.slack = -1.0;
-    }
-
-    /// Whether the vertices from `first` on, starting substep `substep` at `x` and predicted at `p`, are all
-    /// within the slack of their rays at both ends of the substep.
-    fn holds(&self, first: usize, (x, p): (&[Vec3], &[Vec3]), substep: u32) -> bool {
-        if self.slack < 0.0 || substep <= self.first || substep >= self.first + self.span {
-            return false;
-        }
-        let at = |k: u32| (k - self.first) as f32 / self.span as f32;
-        let (start, end) = (at(substep), at(substep + 1));
-        let (Some(from), Some(to)) = (self.from.get(first..first + x.len()), self.to.get(first..first + x.len()))
-        else {
-            return false;
-        };
-        let near = |forecast: Vec3, actual: Vec3| forecast.distance_squared(actual) <= self.slack * self.slack;
-        x.len() == p.len()
-            && (0..x.len()).all(|i| near(from[i].lerp(to[i], start), x[i]) && near(from[i].lerp(to[i], end), p[i]))
-    }
 }
 
 /// A cloth laid out in the combined arrays of [`ClothContacts`].
@@ -387,33 +334,5 @@ mod tests {
         let cloths = [cloth(0.001, 0.056), cloth(0.081, 0.195), cloth(0.035, 0.11)];
         assert_eq!(widest_pair_gap(&cloths), 0.055);
         assert_eq!(widest_pair_gap(&cloths[..1]), 0.0);
-    }
-
-    #[test]
-    fn a_search_holds_while_every_vertex_keeps_within_the_slack_of_its_ray() {
-        // two vertices swept 8 cm down over a step of 8 substeps, searched in substep 0 with a 1 cm margin
-        let from = [Vec3::ZERO, Vec3::X];
-        let to = from.map(|x| x - 0.08 * Vec3::Y);
-        let mut sweep = StepSweep::default();
-        sweep.remember((&from, &to), (0, 8), 0.01);
-        let on_ray = |k: f32| from.map(|x| x - 0.01 * k * Vec3::Y);
-        // substep 3 runs from 3 cm to 4 cm down: on the rays, or 4.9 mm off, the search holds
-        assert!(sweep.holds(0, (&on_ray(3.0), &on_ray(4.0)), 3));
-        let mut off = on_ray(4.0);
-        off[1].x += 0.0049;
-        assert!(sweep.holds(0, (&on_ray(3.0), &off), 3));
-        // 5.1 mm off (half the margin is the slack), or stopped a substep early, it does not
-        off[1].x += 0.0002;
-        assert!(!sweep.holds(0, (&on_ray(3.0), &off), 3));
-        assert!(!sweep.holds(0, (&on_ray(3.0), &on_ray(3.0)), 3));
-        // nor in the substep of the search, after the step, or for a cloth of another size
-        assert!(!sweep.holds(0, (&on_ray(0.0), &on_ray(1.0)), 0));
-        assert!(!sweep.holds(0, (&on_ray(8.0), &on_ray(9.0)), 8));
-        assert!(!sweep.holds(1, (&on_ray(3.0), &on_ray(4.0)), 3));
-        // a search made later in the step spans the substeps left
-        sweep.remember((&on_ray(6.0), &to), (6, 8), 0.01);
-        assert!(sweep.holds(0, (&on_ray(7.0), &on_ray(8.0)), 7));
-        sweep.forget();
-        assert!(!sweep.holds(0, (&on_ray(7.0), &on_ray(8.0)), 7));
     }
 }

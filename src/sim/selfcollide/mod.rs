@@ -102,6 +102,7 @@ mod narrow;
 mod patches;
 mod project;
 mod search;
+mod sweep;
 #[cfg(test)]
 mod test_support;
 mod untangle;
@@ -115,7 +116,10 @@ pub use self::project::SELF_DEPENETRATION_SPEED;
 pub(crate) use self::project::{
     DEPENETRATION_PER_STEP, Lifts, lift_squeezed_vertices, project_self_contacts_on, split_in_halves,
 };
-pub use self::search::{MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts};
+pub use self::search::{
+    MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts, find_self_contacts_of_strayed,
+};
+pub use self::sweep::StepSweep;
 pub(crate) use self::untangle::Untangler;
 
 /// A vertex–triangle self contact (§4.3).

@@ -34,6 +34,12 @@ pub struct SelfContactSearch {
     unculled_steps: u32,
     hash: SpatialHash,
     slices: SliceOutputs<QuerySlice>,
+    /// Per triangle, in a search made again ([`find_self_contacts_of_strayed`]): whether a corner strayed.
+    strayed_triangles: Vec<bool>,
+    /// The hash of a search made again, over its few triangles only (`again_triangles`), so the step's own stays
+    /// as the step's search left it.
+    again: SpatialHash,
+    again_triangles: Vec<u32>,
 }
 
 /// What one slice of vertex queries keeps between steps: its queries (sorted by cells) and its contacts.
@@ -96,6 +102,69 @@ pub fn find_self_contacts(
     out: &mut Vec<SelfContact>,
 ) {
     out.clear();
+    search_pairs(search, (x, p, triangles), thickness, parallel, None, out);
+}
+
+/// [`find_self_contacts`] for the pairs a search made again within a step needs (`StepSweep`): those whose vertex
+/// is `strayed` or whose triangle has a strayed corner. Every other pair kept to its rays, so the first search's
+/// contacts still hold for it. Two small searches: the strayed vertices against the triangles near them, then the
+/// other vertices near a strayed triangle against the strayed triangles alone. Fills `out` (cleared first),
+/// ordered by vertex, then triangle.
+///
+/// [`StepSweep`]: super::StepSweep
+#[allow(clippy::too_many_arguments)]
+pub fn find_self_contacts_of_strayed(
+    search: &mut SelfContactSearch,
+    x: &[Vec3],
+    p: &[Vec3],
+    triangles: &[[u32; 3]],
+    thickness: f32,
+    parallel: bool,
+    strayed: &[bool],
+    out: &mut Vec<SelfContact>,
+) {
+    out.clear();
+    let mut flags = std::mem::take(&mut search.strayed_triangles);
+    flags.clear();
+    let is_strayed = |v: u32| strayed.get(v as usize).copied().unwrap_or(false);
+    flags.extend(triangles.iter().map(|tri| tri.iter().any(|&v| is_strayed(v))));
+    let mesh = (x, p, triangles);
+    search_pairs(search, mesh, thickness, parallel, Some(Strayed::Vertices(strayed)), out);
+    search_pairs(search, mesh, thickness, parallel, Some(Strayed::Triangles(strayed, &flags)), out);
+    out.sort_unstable_by_key(|c| (c.vertex, c.triangle));
+    search.strayed_triangles = flags;
+}
+
+/// One of the two searches of [`find_self_contacts_of_strayed`].
+#[derive(Clone, Copy)]
+enum Strayed<'a> {
+    /// The strayed vertices (flagged) against the triangles near them.
+    Vertices(&'a [bool]),
+    /// The vertices not strayed (flagged: strayed) against the strayed triangles (flagged).
+    Triangles(&'a [bool], &'a [bool]),
+}
+
+/// The box around the boxes `of` the flagged items.
+fn box_of_flagged(flags: &[bool], of: impl Fn(usize) -> [Vec3; 2]) -> [Vec3; 2] {
+    let union = |a: [Vec3; 2], b: [Vec3; 2]| [a[0].min(b[0]), a[1].max(b[1])];
+    (0..flags.len()).filter(|&k| flags[k]).map(of).fold(EMPTY_BOX, union)
+}
+
+/// Whether two boxes overlap.
+fn boxes_overlap([a, b]: [Vec3; 2], [c, d]: [Vec3; 2]) -> bool {
+    a.cmple(d).all() && c.cmple(b).all()
+}
+
+/// The search of [`find_self_contacts`], appending to `out`; with `only`, one of the two of
+/// [`find_self_contacts_of_strayed`].
+fn search_pairs(
+    search: &mut SelfContactSearch,
+    (x, p, triangles): (&[Vec3], &[Vec3], &[[u32; 3]]),
+    thickness: f32,
+    parallel: bool,
+    only: Option<Strayed>,
+    out: &mut Vec<SelfContact>,
+) {
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
     let SelfContactSearch {
         full_search,
@@ -107,6 +176,9 @@ pub fn find_self_contacts(
         unculled_steps,
         hash,
         slices,
+        again,
+        again_triangles,
+        ..
     } = search;
     let groups = &*groups;
     let group_of = |v: u32| groups.get(v as usize);
@@ -116,26 +188,64 @@ pub fn find_self_contacts(
     };
     grow_queries(group_bands, h, group_growth);
     let growth_of = |v: usize| group_of(v as u32).and_then(|&g| group_growth.get(g as usize)).copied().unwrap_or(0.0);
-    let cull = !*full_search && *unculled_steps == 0;
+    // a search made again tests only the few pairs near what strayed, which the cones would hardly thin out
+    let cull = !*full_search && *unculled_steps == 0 && only.is_none();
     if cull {
         patches.update(x, p, triangles, band_of, parallel);
         if patches.needed_fraction() > CULLING_PAYS_BELOW {
             *unculled_steps = UNCULLED_STEPS;
         }
-    } else {
+    } else if only.is_none() {
         *unculled_steps = unculled_steps.saturating_sub(1);
     }
     let patches = &*patches;
-    if cull {
-        let bound = |t: usize| patches.triangle_bounds().get(t).copied().unwrap_or(EMPTY_BOX);
-        hash.rebuild_boxes(triangles.len(), parallel, bound, |t| patches.triangle_needed(t));
-    } else {
-        hash.rebuild_boxes(triangles.len(), parallel, |t| swept_bounds(x, p, &triangles[t], band_of(t)), |_| true);
-    }
-    bound_groups(groups, triangles, hash.bounds(), group_boxes);
+    let bound = |t: usize| match cull {
+        true => patches.triangle_bounds().get(t).copied().unwrap_or(EMPTY_BOX),
+        false => swept_bounds(x, p, &triangles[t], band_of(t)),
+    };
+    let query_box = |v: usize| {
+        let grow = growth_of(v);
+        [x[v].min(p[v]) - grow, x[v].max(p[v]) + grow]
+    };
+    let flagged = |flags: &[bool], k: usize| flags.get(k).copied().unwrap_or(false);
+    // a search made again: the triangles near a strayed vertex, or the strayed triangles
+    let near = match only {
+        Some(Strayed::Vertices(vertices)) => box_of_flagged(vertices, query_box),
+        Some(Strayed::Triangles(_, triangles)) => box_of_flagged(triangles, bound),
+        None => EMPTY_BOX,
+    };
+    let include = |t: usize| {
+        (!cull || patches.triangle_needed(t))
+            && match only {
+                Some(Strayed::Vertices(_)) => boxes_overlap(bound(t), near),
+                Some(Strayed::Triangles(_, triangles)) => flagged(triangles, t),
+                None => true,
+            }
+    };
+    let query_needed = |v: usize, query: [Vec3; 2]| match only {
+        Some(Strayed::Vertices(vertices)) => flagged(vertices, v),
+        Some(Strayed::Triangles(vertices, _)) => !flagged(vertices, v) && boxes_overlap(query, near),
+        None => true,
+    };
+    // a search made again enters its few triangles alone, numbered in `again_triangles`
+    let hash = match only {
+        None => {
+            hash.rebuild_boxes(triangles.len(), parallel, bound, include);
+            bound_groups(groups, triangles, hash.bounds(), group_boxes);
+            &*hash
+        }
+        Some(_) => {
+            again_triangles.clear();
+            again_triangles.extend((0..triangles.len()).filter(|&t| include(t)).map(|t| t as u32));
+            let of = |k: usize| again_triangles[k] as usize;
+            again.rebuild_boxes(again_triangles.len(), parallel, |k| bound(of(k)), |_| true);
+            &*again
+        }
+    };
+    let numbered = (only.is_some()).then_some(&again_triangles[..]);
+    let triangle_of = |k: u32| numbered.map_or(Some(k), |ids| ids.get(k as usize).copied());
     let group_boxes = &*group_boxes;
     let n = x.len().min(p.len());
-    let hash = &*hash;
     let found = slices.run(n, MIN_QUERY_SLICE, parallel, |vertices, slice| {
         let QuerySlice { queries, found, tested } = slice;
         found.clear();
@@ -145,11 +255,11 @@ pub fn find_self_contacts(
         let first = vertices.start;
         queries.extend(vertices.filter_map(|v| {
             let (xq, pq) = (x[v], p[v]);
-            let grow = growth_of(v);
-            let (lo, hi) = (xq.min(pq) - grow, xq.max(pq) + grow);
+            let [lo, hi] = query_box(v);
             // a vertex away from every other cloth (most, where the cloths are apart) looks nothing up
             let needed = (!cull || patches.vertex_needed(v, lo, hi))
-                && (groups.is_empty() || group_of(v as u32).is_some_and(|&g| reaches_another(group_boxes, g, lo, hi)));
+                && (groups.is_empty() || group_of(v as u32).is_some_and(|&g| reaches_another(group_boxes, g, lo, hi)))
+                && query_needed(v, [lo, hi]);
             (needed && xq.is_finite() && pq.is_finite()).then(|| hash.query(lo, hi, v as u32)).flatten()
         }));
         // vertices whose rays start and end in the same cells look the hash up together
@@ -160,8 +270,9 @@ pub fn find_self_contacts(
             // queries all from one cloth pass over that cloth's triangles without comparing boxes
             let own =
                 group.first().and_then(|q| group_of(q.id)).filter(|&g| group.iter().all(|q| group_of(q.id) == Some(g)));
-            let skip = |t: u32| own.is_some() && group_of_triangle(t) == own;
-            hash.for_each_overlap(group, skip, |v, t| {
+            let skip = |k: u32| own.is_some() && triangle_of(k).and_then(group_of_triangle) == own;
+            hash.for_each_overlap(group, skip, |v, k| {
+                let Some(t) = triangle_of(k) else { return };
                 if triangles.get(t as usize).is_some_and(|tri| !tri.contains(&v))
                     && (groups.is_empty() || group_of(v) != group_of(triangles[t as usize][0]))
                     && (!cull || patches.pair_needed(v, t))
@@ -277,6 +388,29 @@ mod tests {
     use crate::sim::selfcollide::narrow::sweep_contact;
     use crate::sim::selfcollide::test_support::{crumpled_pair, overlaps, sorted};
     use bevy::tasks::{ComputeTaskPool, TaskPoolBuilder};
+
+    #[test]
+    fn a_search_made_again_finds_what_a_full_search_finds_for_the_strayed() {
+        let h = 0.02;
+        let mut total = 0;
+        for seed in 1..6 {
+            let (x, p, tris) = crumpled_pair(seed);
+            let mut full = Vec::new();
+            let mut search = SelfContactSearch { full_search: true, ..Default::default() };
+            find_self_contacts(&mut search, &x, &p, &tris, h, false, &mut full);
+            let strayed: Vec<bool> = (0..x.len()).map(|v| v % 7 == 3).collect();
+            let involved = |c: &SelfContact| {
+                strayed[c.vertex as usize] || tris[c.triangle as usize].iter().any(|&v| strayed[v as usize])
+            };
+            let expected: Vec<SelfContact> = full.iter().copied().filter(involved).collect();
+            let mut again = Vec::new();
+            find_self_contacts_of_strayed(&mut search, &x, &p, &tris, h, false, &strayed, &mut again);
+            assert_eq!(again, expected, "seed {seed}");
+            assert!(expected.len() < full.len(), "seed {seed}: every pair is involved");
+            total += again.len();
+        }
+        assert!(total > 50, "{total}");
+    }
 
     #[test]
     fn hash_matches_brute_force() {
