@@ -40,6 +40,9 @@ pub struct SelfContactSearch {
     /// as the step's search left it.
     again: SpatialHash,
     again_triangles: Vec<u32>,
+    /// Scratch of [`few_strayed_against_every_triangle`]: the strayed vertices with their boxes, and the contacts.
+    few_vertices: Vec<(u32, [Vec3; 2])>,
+    few_found: Vec<Found>,
 }
 
 /// What one slice of vertex queries keeps between steps: its queries (sorted by cells) and its contacts.
@@ -129,10 +132,54 @@ pub fn find_self_contacts_of_strayed(
     let is_strayed = |v: u32| strayed.get(v as usize).copied().unwrap_or(false);
     flags.extend(triangles.iter().map(|tri| tri.iter().any(|&v| is_strayed(v))));
     let mesh = (x, p, triangles);
-    search_pairs(search, mesh, thickness, parallel, Some(Strayed::Vertices(strayed)), out);
+    if strayed.iter().filter(|&&s| s).count() <= FEW_STRAYED {
+        few_strayed_against_every_triangle(search, mesh, thickness, strayed, out);
+    } else {
+        search_pairs(search, mesh, thickness, parallel, Some(Strayed::Vertices(strayed)), out);
+    }
     search_pairs(search, mesh, thickness, parallel, Some(Strayed::Triangles(strayed, &flags)), out);
     out.sort_unstable_by_key(|c| (c.vertex, c.triangle));
     search.strayed_triangles = flags;
+}
+
+/// At most this many strayed vertices are compared with every triangle's box directly, cheaper than a hash over
+/// the triangles near them when those are spread over the cloth (a held row, the vertices under a few boxes).
+const FEW_STRAYED: usize = 64;
+
+/// The first search of [`find_self_contacts_of_strayed`] for a few strayed vertices: each triangle's swept box
+/// against theirs, the pairs a hash over the triangles would report. Appends to `out`.
+fn few_strayed_against_every_triangle(
+    search: &mut SelfContactSearch,
+    (x, p, triangles): (&[Vec3], &[Vec3], &[[u32; 3]]),
+    thickness: f32,
+    strayed: &[bool],
+    out: &mut Vec<SelfContact>,
+) {
+    let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
+    let n = x.len().min(p.len()).min(strayed.len());
+    let SelfContactSearch { few_vertices: vertices, few_found: found, .. } = search;
+    vertices.clear();
+    vertices.extend(
+        (0..n)
+            .filter(|&v| strayed[v] && x[v].is_finite() && p[v].is_finite())
+            .map(|v| (v as u32, [x[v].min(p[v]), x[v].max(p[v])])),
+    );
+    let near = vertices.iter().fold(EMPTY_BOX, |[lo, hi], (_, [a, b])| [lo.min(*a), hi.max(*b)]);
+    let mut narrow = NarrowPhase::new(x, p, triangles, h);
+    found.clear();
+    for (t, tri) in triangles.iter().enumerate() {
+        let bound = swept_bounds(x, p, tri, h);
+        if !boxes_overlap(bound, near) {
+            continue;
+        }
+        for &(v, _) in vertices.iter().filter(|(v, query)| !tri.contains(v) && boxes_overlap(*query, bound)) {
+            narrow.test(v, t as u32, found);
+        }
+    }
+    narrow.flush(found);
+    found.sort_unstable_by_key(|(c, _)| (c.vertex, c.triangle));
+    keep_nearest(found, MAX_CONTACTS_PER_VERTEX);
+    out.extend(found.iter().map(|(c, _)| *c));
 }
 
 /// One of the two searches of [`find_self_contacts_of_strayed`].
@@ -398,16 +445,21 @@ mod tests {
             let mut full = Vec::new();
             let mut search = SelfContactSearch { full_search: true, ..Default::default() };
             find_self_contacts(&mut search, &x, &p, &tris, h, false, &mut full);
-            let strayed: Vec<bool> = (0..x.len()).map(|v| v % 7 == 3).collect();
-            let involved = |c: &SelfContact| {
-                strayed[c.vertex as usize] || tris[c.triangle as usize].iter().any(|&v| strayed[v as usize])
-            };
-            let expected: Vec<SelfContact> = full.iter().copied().filter(involved).collect();
-            let mut again = Vec::new();
-            find_self_contacts_of_strayed(&mut search, &x, &p, &tris, h, false, &strayed, &mut again);
-            assert_eq!(again, expected, "seed {seed}");
-            assert!(expected.len() < full.len(), "seed {seed}: every pair is involved");
-            total += again.len();
+            // many strayed (a hash over the triangles near them) and a few (compared with every triangle)
+            for every in [3, 17] {
+                let strayed: Vec<bool> = (0..x.len()).map(|v| v % every == 1).collect();
+                let count = strayed.iter().filter(|&&s| s).count();
+                assert_eq!(count > FEW_STRAYED, every == 3, "seed {seed}: {count} strayed");
+                let involved = |c: &SelfContact| {
+                    strayed[c.vertex as usize] || tris[c.triangle as usize].iter().any(|&v| strayed[v as usize])
+                };
+                let expected: Vec<SelfContact> = full.iter().copied().filter(involved).collect();
+                let mut again = Vec::new();
+                find_self_contacts_of_strayed(&mut search, &x, &p, &tris, h, false, &strayed, &mut again);
+                assert_eq!(again, expected, "seed {seed}, every {every}th strayed");
+                assert!(every == 3 || expected.len() < full.len(), "seed {seed}: every pair is involved");
+                total += again.len();
+            }
         }
         assert!(total > 50, "{total}");
     }
