@@ -10,8 +10,8 @@ use super::cloth::Awake;
 use super::cloth::{ClothMaterial, ClothMesh, Particles, SelfCollision, StretchConstraints};
 use super::schedule::{PbdStage, PbdSubstep, SimClock};
 use super::selfcollide::{
-    SELF_DEPENETRATION_SPEED, SelfContact, find_self_contacts, find_self_contacts_of_strayed, lift_squeezed_vertices,
-    mean_rest_length, self_collision_thickness, split_in_halves, sweep_end,
+    SELF_DEPENETRATION_SPEED, SelfContact, Strays, find_self_contacts, find_self_contacts_of_strayed,
+    lift_squeezed_vertices, mean_rest_length, self_collision_thickness, split_in_halves, sweep_end,
 };
 use super::{SimParams, StageTimings, stages};
 
@@ -82,7 +82,7 @@ pub fn generate_self_contacts(
                     &mesh.triangles,
                     band,
                     params.parallel,
-                    strayed,
+                    Strays { strayed, reswept: sweep.reswept(), slack: sweep.slack() },
                     fresh,
                 );
                 let moved = |c: &SelfContact| {

@@ -117,7 +117,7 @@ pub(crate) use self::project::{
     DEPENETRATION_PER_STEP, Lifts, lift_squeezed_vertices, project_self_contacts_on, split_in_halves,
 };
 pub use self::search::{
-    MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, find_self_contacts, find_self_contacts_of_strayed,
+    MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, Strays, find_self_contacts, find_self_contacts_of_strayed,
 };
 pub use self::sweep::StepSweep;
 pub(crate) use self::untangle::Untangler;

@@ -43,6 +43,8 @@ pub struct SelfContactSearch {
     /// Scratch of [`few_strayed_against_every_triangle`]: the strayed vertices with their boxes, and the contacts.
     few_vertices: Vec<(u32, [Vec3; 2])>,
     few_found: Vec<Found>,
+    /// Whether the last search in full culled: its triangles' swept boxes are then the patches', else the hash's.
+    culled: bool,
 }
 
 /// What one slice of vertex queries keeps between steps: its queries (sorted by cells) and its contacts.
@@ -123,23 +125,37 @@ pub fn find_self_contacts_of_strayed(
     triangles: &[[u32; 3]],
     thickness: f32,
     parallel: bool,
-    strayed: &[bool],
+    strays: Strays,
     out: &mut Vec<SelfContact>,
 ) {
     out.clear();
+    let strayed = strays.strayed;
     let mut flags = std::mem::take(&mut search.strayed_triangles);
     flags.clear();
     let is_strayed = |v: u32| strayed.get(v as usize).copied().unwrap_or(false);
     flags.extend(triangles.iter().map(|tri| tri.iter().any(|&v| is_strayed(v))));
     let mesh = (x, p, triangles);
     if strayed.iter().filter(|&&s| s).count() <= FEW_STRAYED {
-        few_strayed_against_every_triangle(search, mesh, thickness, strayed, out);
+        few_strayed_against_every_triangle(search, mesh, thickness, strays, out);
     } else {
         search_pairs(search, mesh, thickness, parallel, Some(Strayed::Vertices(strayed)), out);
     }
     search_pairs(search, mesh, thickness, parallel, Some(Strayed::Triangles(strayed, &flags)), out);
     out.sort_unstable_by_key(|c| (c.vertex, c.triangle));
     search.strayed_triangles = flags;
+}
+
+/// The vertices a search made again is for ([`find_self_contacts_of_strayed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Strays<'a> {
+    /// Per vertex: whether it left its ray in this substep.
+    pub strayed: &'a [bool],
+    /// Per vertex: whether it was swept again earlier in the step (its ray is not the one the step's search
+    /// swept).
+    pub reswept: &'a [bool],
+    /// How far a vertex keeps to its ray, m: a triangle whose corners all keep to the rays of the step's search
+    /// stays within that search's swept box grown by this.
+    pub slack: f32,
 }
 
 /// At most this many strayed vertices are compared with every triangle's box directly, cheaper than a hash over
@@ -152,12 +168,25 @@ fn few_strayed_against_every_triangle(
     search: &mut SelfContactSearch,
     (x, p, triangles): (&[Vec3], &[Vec3], &[[u32; 3]]),
     thickness: f32,
-    strayed: &[bool],
+    Strays { strayed, reswept, slack }: Strays,
     out: &mut Vec<SelfContact>,
 ) {
     let h = if thickness.is_finite() { thickness.max(0.0) } else { 0.0 };
     let n = x.len().min(p.len()).min(strayed.len());
-    let SelfContactSearch { few_vertices: vertices, few_found: found, .. } = search;
+    let SelfContactSearch { few_vertices: vertices, few_found: found, patches, hash, culled, .. } = search;
+    // a triangle whose corners all keep to the step search's rays lies in that search's box grown by the slack,
+    // kept from it; the others' boxes are swept again
+    let kept = if *culled { patches.triangle_bounds() } else { hash.bounds() };
+    let flag = |flags: &[bool], v: u32| flags.get(v as usize).copied().unwrap_or(true);
+    let grow = if slack.is_finite() { slack.max(0.0) } else { f32::INFINITY };
+    let bound_of = |t: usize, tri: &[u32; 3]| match kept.get(t) {
+        Some(&[lo, hi])
+            if lo.cmple(hi).all() && grow.is_finite() && !tri.iter().any(|&v| flag(strayed, v) || flag(reswept, v)) =>
+        {
+            [lo - grow, hi + grow]
+        }
+        _ => swept_bounds(x, p, tri, h),
+    };
     vertices.clear();
     vertices.extend(
         (0..n)
@@ -168,7 +197,7 @@ fn few_strayed_against_every_triangle(
     let mut narrow = NarrowPhase::new(x, p, triangles, h);
     found.clear();
     for (t, tri) in triangles.iter().enumerate() {
-        let bound = swept_bounds(x, p, tri, h);
+        let bound = bound_of(t, tri);
         if !boxes_overlap(bound, near) {
             continue;
         }
@@ -225,6 +254,7 @@ fn search_pairs(
         slices,
         again,
         again_triangles,
+        culled,
         ..
     } = search;
     let groups = &*groups;
@@ -237,6 +267,9 @@ fn search_pairs(
     let growth_of = |v: usize| group_of(v as u32).and_then(|&g| group_growth.get(g as usize)).copied().unwrap_or(0.0);
     // a search made again tests only the few pairs near what strayed, which the cones would hardly thin out
     let cull = !*full_search && *unculled_steps == 0 && only.is_none();
+    if only.is_none() {
+        *culled = cull;
+    }
     if cull {
         patches.update(x, p, triangles, band_of, parallel);
         if patches.needed_fraction() > CULLING_PAYS_BELOW {
@@ -455,7 +488,8 @@ mod tests {
                 };
                 let expected: Vec<SelfContact> = full.iter().copied().filter(involved).collect();
                 let mut again = Vec::new();
-                find_self_contacts_of_strayed(&mut search, &x, &p, &tris, h, false, &strayed, &mut again);
+                let strays = Strays { strayed: &strayed, reswept: &strayed, slack: 0.0 };
+                find_self_contacts_of_strayed(&mut search, &x, &p, &tris, h, false, strays, &mut again);
                 assert_eq!(again, expected, "seed {seed}, every {every}th strayed");
                 assert!(every == 3 || expected.len() < full.len(), "seed {seed}: every pair is involved");
                 total += again.len();

@@ -22,6 +22,9 @@ pub struct StepSweep {
     /// gap (the search's band is the same for every pair), as two vertices may each be off by that towards each
     /// other. Negative: no search to keep.
     slack: f32,
+    /// Per vertex: whether it was swept again since the search ([`Self::resweep`]), so its ray is not the one the
+    /// search swept.
+    reswept: Vec<bool>,
 }
 
 impl StepSweep {
@@ -34,6 +37,18 @@ impl StepSweep {
         self.to.extend_from_slice(to);
         (self.first, self.span) = (first, substeps.saturating_sub(first).max(1));
         self.slack = 0.5 * margin;
+        self.reswept.clear();
+        self.reswept.resize(from.len(), false);
+    }
+
+    /// How far a vertex may be from its ray before the search is made again, m (negative: no search to keep).
+    pub fn slack(&self) -> f32 {
+        self.slack
+    }
+
+    /// Per vertex: whether it was swept again since the search.
+    pub fn reswept(&self) -> &[bool] {
+        &self.reswept
     }
 
     /// Forgets the rays: the next substep searches.
@@ -75,6 +90,9 @@ impl StepSweep {
             if let (Some(from), Some(ray_end)) = (self.from.get_mut(i), self.to.get_mut(i)) {
                 *from = (x - end * start) / (1.0 - start);
                 *ray_end = end;
+            }
+            if let Some(flag) = self.reswept.get_mut(i) {
+                *flag = true;
             }
         }
     }
@@ -143,7 +161,9 @@ mod tests {
         assert_eq!(sweep.strayed((&x, &p), 2, &mut strayed), Some(1));
         assert_eq!(strayed, [false, true]);
         // swept again to stay where it is: from the next substep on, both keep to their rays
+        assert_eq!(sweep.reswept(), [false, false]);
         sweep.resweep(&strayed, (&x, &[to[0], x[1]]), 2);
+        assert_eq!(sweep.reswept(), [false, true]);
         (x, p) = (on_ray(3.0), on_ray(4.0));
         (x[1], p[1]) = (from[1] - 0.02 * Vec3::Y, from[1] - 0.02 * Vec3::Y);
         assert_eq!(sweep.strayed((&x, &p), 3, &mut strayed), Some(0));
