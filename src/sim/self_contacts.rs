@@ -1,6 +1,7 @@
 //! [`SelfCollisionPlugin`]: each cloth's vertices against its own triangles (§4.3), found once per cloth step
 //! over the vertices' swept paths (line (8) of the first substep, and again if the vertices leave them) and
-//! projected with the cloth's constraints in every iteration. Switched per scene by [`SimParams::self_collision`]; without the plugin no cloth searches.
+//! projected with the cloth's constraints in every iteration. Switched per scene by [`SimParams::self_collision`];
+//! without the plugin no cloth searches.
 
 use std::time::Instant;
 
@@ -32,8 +33,8 @@ impl Plugin for SelfCollisionPlugin {
 
 /// Line (8), §4.3: each cloth's contacts between its vertices and its own triangles, searched along the rays of
 /// the rest of the step in its first substep and again in any later one whose vertices left those rays
-/// ([`StepSweep`](super::selfcollide::StepSweep): a cloth stopped by a collider, or the folds a closed cloth throws up as it lands); none while
-/// self-collision is switched off. In every substep, the vertices that start it squeezed inside the band move
+/// ([`StepSweep`](super::selfcollide::StepSweep): a cloth stopped by a collider, or the folds a closed cloth
+/// throws up as it lands); none while self-collision is switched off. In every substep, the vertices that start it squeezed inside the band move
 /// out in x and p alike (`selfcollide::lift_squeezed_vertices`).
 #[allow(clippy::type_complexity)]
 pub fn generate_self_contacts(

@@ -193,7 +193,7 @@ fn few_strayed_against_every_triangle(
             .filter(|&v| strayed[v] && x[v].is_finite() && p[v].is_finite())
             .map(|v| (v as u32, [x[v].min(p[v]), x[v].max(p[v])])),
     );
-    let near = vertices.iter().fold(EMPTY_BOX, |[lo, hi], (_, [a, b])| [lo.min(*a), hi.max(*b)]);
+    let near = vertices.iter().map(|&(_, query)| query).fold(EMPTY_BOX, union);
     let mut narrow = NarrowPhase::new(x, p, triangles, h);
     found.clear();
     for (t, tri) in triangles.iter().enumerate() {
@@ -222,8 +222,12 @@ enum Strayed<'a> {
 
 /// The box around the boxes `of` the flagged items.
 fn box_of_flagged(flags: &[bool], of: impl Fn(usize) -> [Vec3; 2]) -> [Vec3; 2] {
-    let union = |a: [Vec3; 2], b: [Vec3; 2]| [a[0].min(b[0]), a[1].max(b[1])];
     (0..flags.len()).filter(|&k| flags[k]).map(of).fold(EMPTY_BOX, union)
+}
+
+/// The box around two boxes.
+fn union([a, b]: [Vec3; 2], [c, d]: [Vec3; 2]) -> [Vec3; 2] {
+    [a.min(c), b.max(d)]
 }
 
 /// Whether two boxes overlap.
