@@ -150,8 +150,8 @@ fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
     }
 }
 
-/// After the cloth step: each twin body at the velocities the cloth step left it with, less the step's gravity
-/// (Avian adds it). A free body is placed one step of them back from where the step left it (less the gravity
+/// After the cloth step: each twin body at the velocities the cloth step left it with, less the gravity the step
+/// added (Avian adds it). A free body is placed one step of them back from where the step left it (less the gravity
 /// Avian's step adds on the way), so that Avian's step brings it back where the cloth holds it, to within
 /// g·h²·|1/N − 1/S|/2 for N Avian and S cloth substeps, and a body that nothing touches falls as in Avian alone; a
 /// body touching another Avian
@@ -179,7 +179,8 @@ fn hand_to_avian(
     {
         body.cap_speed_of(MAX_SPEED, &collider.shape);
         hosted.cloth_pose = *pose;
-        linear.0 = body.velocity - params.gravity * step;
+        linear.0 = body.velocity - params.gravity * (step * (1.0 - hosted.support));
+        hosted.handed = linear.0;
         if touching.is_empty() {
             angular.0 = body.angular_velocity;
             position.0 = pose.translation - body.velocity * step + gravity_lag;
@@ -250,12 +251,53 @@ fn surface(collider: &ClothCollider, params: &SimParams) -> (Friction, Restituti
 }
 
 /// After Avian's step: drape's view of each twin body (the headless report, the soak) at Avian's velocities;
-/// recordings take the step's end before the hand-over.
+/// recordings take the step's end before the hand-over. A body touching another Avian collider keeps the share of
+/// its weight Avian's contacts held up in the step, for the next cloth step's gravity ([`HostedBody::support`]): a
+/// cube resting on a bar fell through the whole cloth step and Avian's step put it back, and the vertices it held
+/// jumped with it every step.
 fn mirror_avian_velocities(
-    mut twins: Query<(&mut ClothRigidBody, &LinearVelocity, &AngularVelocity), With<HostedBody>>,
+    mut twins: Query<(&mut ClothRigidBody, &mut HostedBody, (&LinearVelocity, &AngularVelocity, &CollidingEntities))>,
+    params: Res<SimParams>,
+    clock: Res<SimClock>,
 ) {
-    for (mut body, linear, angular) in &mut twins {
+    for (mut body, mut hosted, (linear, angular, touching)) in &mut twins {
         body.velocity = linear.0;
         body.angular_velocity = angular.0;
+        let change = linear.0 - hosted.handed;
+        hosted.support = if touching.is_empty() { 0.0 } else { share_held_up(change, params.gravity, clock.step_dt) };
+    }
+}
+
+/// The share of a body's weight, 0 to 1, that a step of `step` seconds that changed its velocity by `change`
+/// under `gravity` held up: what the step's contacts gave it against gravity, over what gravity took.
+pub fn share_held_up(change: Vec3, gravity: Vec3, step: f32) -> f32 {
+    let weight = gravity.length() * step;
+    if weight <= 0.0 {
+        return 0.0;
+    }
+    let support = (change - gravity * step).dot(-gravity.normalize());
+    (support / weight).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: Vec3 = Vec3::new(0.0, -9.81, 0.0);
+
+    #[test]
+    fn the_share_held_up_is_what_the_contacts_gave_against_gravity() {
+        let step = 1.0 / 60.0;
+        // free fall: gravity alone changed the velocity
+        assert_eq!(share_held_up(G * step, G, step), 0.0);
+        // resting: the contacts cancelled gravity
+        assert!((share_held_up(Vec3::ZERO, G, step) - 1.0).abs() < 1e-6);
+        // a contact that held up a third, whatever it did sideways
+        let third = share_held_up(G * step * (2.0 / 3.0) + Vec3::X, G, step);
+        assert!((third - 1.0 / 3.0).abs() < 1e-5, "{third}");
+        // a bounce is support at most; a pull down is none; no gravity holds nothing up
+        assert_eq!(share_held_up(Vec3::Y * 5.0, G, step), 1.0);
+        assert_eq!(share_held_up(G * step * 2.0, G, step), 0.0);
+        assert_eq!(share_held_up(Vec3::Y, Vec3::ZERO, step), 0.0);
     }
 }

@@ -11,8 +11,8 @@ use crate::sim::SimParams;
 use crate::sim::aerodynamics::{GustSeed, Wind};
 use crate::sim::cloth::{
     Asleep, Attachments, Balloon, BendConstraints, BodyAttachments, Calm, CappedMoves, Cloth, ClothCollider,
-    ClothMaterial, ClothMesh, ClothSolver, Contacts, Grabbed, Particles, PreviousPose, SelfCollision, SolverStiffness,
-    StartingOverlaps, StretchConstraints, Tethers,
+    ClothMaterial, ClothMesh, ClothSolver, Contacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
+    SolverStiffness, StartingOverlaps, StretchConstraints, Tethers,
 };
 use crate::sim::constraints::plan::ProjectionPlan;
 use crate::sim::rigid::ClothRigidBody;
@@ -70,6 +70,7 @@ entity_state! {
     transform: Transform,
     previous_pose: PreviousPose,
     body: ClothRigidBody,
+    hosted: HostedBody,
 }
 
 /// The whole simulation state at the end of one cloth step.

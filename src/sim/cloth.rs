@@ -406,6 +406,11 @@ pub struct HostedBody {
     /// Where the last cloth step left the body: the pose its contacts with the cloth were made against, before
     /// the other engine's step moved it on.
     pub cloth_pose: Transform,
+    /// The share of its weight the other engine's contacts held up in that engine's last step: 0 when free, 1
+    /// resting on them. The cloth step adds only the rest of gravity, as it cannot add the support that cancels it.
+    pub support: f32,
+    /// The velocity the last cloth step handed the other engine, m/s.
+    pub handed: Vec3,
 }
 
 /// A collider's pose at the start of the substep being run; its `Transform` is the pose at the end. Contacts

@@ -37,12 +37,13 @@ use super::rigid::{ClothRigidBody, give_back};
 use super::side_by_side::SideBySide;
 use super::{PbdStage, SimClock, SimParams, StageTimings, damping as damp, integrate};
 
-/// Line (5): gravity on every cloth and every rigid body (the air is [`AerodynamicsPlugin`]'s).
+/// Line (5): gravity on every cloth and every rigid body (the air is [`AerodynamicsPlugin`]'s), less the share of
+/// a body's weight another engine's contacts hold up ([`HostedBody::support`]).
 ///
 /// [`AerodynamicsPlugin`]: super::aerodynamics::AerodynamicsPlugin
 pub fn external_forces(
     mut cloths: Query<&mut Particles, Awake>,
-    mut bodies: Query<&mut ClothRigidBody>,
+    mut bodies: Query<(&mut ClothRigidBody, Option<&HostedBody>)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
@@ -52,8 +53,9 @@ pub fn external_forces(
         let Particles { v, w, .. } = &mut *particles;
         integrate::apply_gravity(v, w, params.gravity, clock.dt);
     }
-    for mut body in &mut bodies {
-        body.apply_gravity(params.gravity, clock.dt);
+    for (mut body, hosted) in &mut bodies {
+        let held_up = hosted.map_or(0.0, |h| h.support);
+        body.apply_gravity(params.gravity * (1.0 - held_up), clock.dt);
     }
     timings.add(PbdStage::ExternalForces, start);
 }
