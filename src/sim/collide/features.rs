@@ -192,8 +192,6 @@ pub(crate) struct FeatureCloth<'a> {
 /// The scratch of the feature search (line 8), kept between substeps so that a warm search allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct FeatureSearch {
-    /// Every triangle's box at p.
-    boxes: Vec<(Vec3, Vec3)>,
     /// What each slice of the triangles found, and its scratch.
     slices: SliceOutputs<FeatureSlice>,
 }
@@ -204,6 +202,8 @@ pub struct FeatureSearch {
 struct FeatureSlice {
     found: Vec<FeatureContact>,
     collider_end: Vec<u32>,
+    /// The box at p of each triangle of the slice.
+    boxes: Vec<(Vec3, Vec3)>,
     /// The edges near one triangle.
     candidates: Vec<u32>,
     /// Their pieces over it.
@@ -332,27 +332,25 @@ pub(crate) fn find_feature_contacts(
     if !(0..colliders.len()).any(|k| near_collider(k).is_some()) {
         return;
     }
-    let FeatureSearch { boxes, slices } = search;
-    // every triangle's box once (empty for a triangle that is pinned or not finite), then each collider's
-    boxes.clear();
-    boxes.extend(triangles.iter().map(|tri| match corners_of(p, tri) {
-        Some(c) if tri.iter().any(|&i| w[i as usize] != 0.0) => (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2])),
-        _ => (Vec3::INFINITY, Vec3::NEG_INFINITY),
-    }));
-    let boxes = &boxes[..];
-    let found = slices.run(triangles.len(), MIN_FEATURE_SLICE, parallel, |range, slice| {
+    let found = search.slices.run(triangles.len(), MIN_FEATURE_SLICE, parallel, |range, slice| {
         slice.found.clear();
         slice.collider_end.clear();
         slice.kept.prepare(range.clone(), colliders);
+        // each triangle's box once (empty for a triangle that is pinned or not finite), then each collider's
+        let mut boxes = std::mem::take(&mut slice.boxes);
+        boxes.clear();
+        let empty = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        boxes.extend(triangles[range.clone()].iter().map(|tri| triangle_box(p, w, tri).unwrap_or(empty)));
         for (k, collider) in colliders.iter().enumerate() {
             if let Some(near) = near_collider(k) {
                 let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
                 let own = features.range(k);
                 let edges = (&features.local[own.clone()], &features.start[own.clone()], &features.end[own]);
-                search_collider(cloth, (k, collider, edges, near), (thickness, dt), &boxes[range.clone()], slice);
+                search_collider(cloth, (k, collider, edges, near), (thickness, dt), &boxes, slice);
             }
             slice.collider_end.push(slice.found.len() as u32);
         }
+        slice.boxes = boxes;
     });
     merge_by_collider(found, colliders.len(), |slice| (&slice.found, &slice.collider_end), out);
 }
@@ -633,6 +631,19 @@ pub fn project_feature_contacts(p: &mut impl ParticleAccess, contacts: &mut [Fea
             c.moved[slot] += shift;
         }
     }
+}
+
+/// The box around `tri` at `positions`, if its indices are in range, its corners finite and one of them free
+/// (inverse mass `w` not 0). Written without early exits: it runs for every triangle in every substep.
+fn triangle_box(positions: &[Vec3], w: &[f32], &[a, b, c]: &[u32; 3]) -> Option<(Vec3, Vec3)> {
+    let (a, b, c) = (a as usize, b as usize, c as usize);
+    let (Some(&pa), Some(&pb), Some(&pc)) = (positions.get(a), positions.get(b), positions.get(c)) else {
+        return None;
+    };
+    let (Some(&wa), Some(&wb), Some(&wc)) = (w.get(a), w.get(b), w.get(c)) else { return None };
+    let finite = pa.is_finite() & pb.is_finite() & pc.is_finite();
+    let free = (wa != 0.0) | (wb != 0.0) | (wc != 0.0);
+    (finite & free).then(|| (pa.min(pb).min(pc), pa.max(pb).max(pc)))
 }
 
 /// The three corners of `tri` at `positions`, if its indices are in range and the corners finite.
