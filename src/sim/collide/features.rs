@@ -337,20 +337,18 @@ pub(crate) fn find_feature_contacts(
         slice.collider_end.clear();
         slice.kept.prepare(range.clone(), colliders);
         // each triangle's box once (empty for a triangle that is pinned or not finite), then each collider's
-        let mut boxes = std::mem::take(&mut slice.boxes);
-        boxes.clear();
+        slice.boxes.clear();
         let empty = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-        boxes.extend(triangles[range.clone()].iter().map(|tri| triangle_box(p, w, tri).unwrap_or(empty)));
+        slice.boxes.extend(triangles[range.clone()].iter().map(|tri| triangle_box(p, w, tri).unwrap_or(empty)));
         for (k, collider) in colliders.iter().enumerate() {
             if let Some(near) = near_collider(k) {
                 let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
                 let own = features.range(k);
                 let edges = (&features.local[own.clone()], &features.start[own.clone()], &features.end[own]);
-                search_collider(cloth, (k, collider, edges, near), (thickness, dt), &boxes, slice);
+                search_collider(cloth, (k, collider, edges, near), (thickness, dt), slice);
             }
             slice.collider_end.push(slice.found.len() as u32);
         }
-        slice.boxes = boxes;
     });
     merge_by_collider(found, colliders.len(), |slice| (&slice.found, &slice.collider_end), out);
 }
@@ -361,7 +359,8 @@ fn overlap((a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)) -> bool {
 }
 
 /// [`find_feature_contacts`] for collider `k` (its edges at the start and the end of the substep, and the box
-/// around them grown by the band) and the triangles of `cloth` with their `boxes`, appending to `slice.found`.
+/// around them grown by the band) and the triangles of `cloth` with their boxes in `slice.boxes`, appending to
+/// `slice.found`.
 fn search_collider(
     cloth: FeatureCloth,
     (k, collider, (local_edges, start_edges, end_edges), near_collider): (
@@ -371,16 +370,15 @@ fn search_collider(
         (Vec3, Vec3),
     ),
     (thickness, dt): (f32, f32),
-    boxes: &[(Vec3, Vec3)],
     slice: &mut FeatureSlice,
 ) {
     let FeatureCloth { x, p, triangles, .. } = cloth;
-    let FeatureSlice { found, candidates, pieces, seen, stamp, kept, .. } = slice;
+    let FeatureSlice { found, boxes, candidates, pieces, seen, stamp, kept, .. } = slice;
     let reach = (1.0 + DETECTION_MARGIN) * thickness;
     let band = Vec3::splat(reach);
     let to_local = collider.end.inverse();
     let from_local_start = collider.start.inverse();
-    for (t, (tri, &(tmin, tmax))) in triangles.iter().zip(boxes).enumerate() {
+    for (t, (tri, &(tmin, tmax))) in triangles.iter().zip(boxes.iter()).enumerate() {
         if !overlap((tmin, tmax), near_collider) {
             continue;
         }
