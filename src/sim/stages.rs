@@ -20,6 +20,7 @@ use super::collide::{
         DEPENETRATION_SPEED, SliceContacts, depenetrate, drop_contacts_with_holding_body, generate_contacts,
         lend_body_masses, lift_starts, push_out_of_colliders, return_body_masses,
     },
+    exits::{aim_at_exits, choose_exits},
     features::{FeatureCloth, find_feature_contacts},
     hold::{HeldBody, gap_left},
     response::apply_friction_restitution,
@@ -172,7 +173,14 @@ pub fn generate_collisions(
         find_feature_contacts(cloth, (colliders, edges), (material.thickness, clock.dt, parallel), found, search);
         // a vertex a body holds is where its body puts it
         let held = |vertex: u32| holds.0.iter().any(|a| a.vertex == vertex);
-        depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, &mut overlaps.0, held);
+        let grown = (colliders.as_slice(), material.thickness);
+        let overlaps = &mut overlaps.0;
+        if overlaps.allowance.is_none() {
+            let up = (-params.gravity).normalize_or_zero();
+            overlaps.exits = choose_exits((x, &mesh.triangles), &contacts.0, grown, up, held);
+        }
+        aim_at_exits(x, &mut contacts.0, grown, (&overlaps.exits, overlaps.allowance.as_deref()), held);
+        depenetrate(x, &mut contacts.0, DEPENETRATION_SPEED * clock.dt, overlaps, held);
     };
     let particles = cloths.iter().map(|(_, (particles, ..), _)| particles.len()).sum();
     let sizes = cloths.iter().map(|(entity, (particles, ..), _)| (entity, particles.len()));

@@ -1,6 +1,7 @@
 //! Checks shared by the integration tests.
 
 use bevy::prelude::*;
+use drape::sim::cloth::{Particles, StretchConstraints};
 
 /// A ball thrown with 2.5 kg·m/s along −z at a free sheet, without gravity: measures (cloth, bodies) momentum
 /// with `momentum`, runs `app` one second, and asserts that the cloth took a real share and that ball + cloth
@@ -18,4 +19,20 @@ pub fn assert_catch_keeps_momentum(app: &mut App, momentum: impl Fn(&mut App) ->
     // ...and nothing was created or lost on the way
     let error = (cloth + body - total0).length() / total0.length();
     assert!(error < 0.01, "momentum {total0} → {} (cloth {cloth}, ball {body}): {:.3} %", cloth + body, error * 100.0);
+}
+
+/// The fastest vertex of every cloth in `world`, m/s.
+pub fn fastest_vertex(world: &mut World) -> f32 {
+    world.query::<&Particles>().iter(world).flat_map(|p| p.v.iter().map(|v| v.length())).fold(0.0, f32::max)
+}
+
+/// The largest ratio l/l0 of an edge of every cloth in `world`.
+pub fn largest_edge(world: &mut World) -> f32 {
+    let mut cloths = world.query::<(&Particles, &StretchConstraints)>();
+    cloths
+        .iter(world)
+        .flat_map(|(p, s)| {
+            s.edges().iter().zip(s.rest_length()).map(|([a, b], l0)| p.x[*a as usize].distance(p.x[*b as usize]) / l0)
+        })
+        .fold(0.0, f32::max)
 }

@@ -5,8 +5,10 @@
 use bevy::math::{Mat3, Vec3};
 use drape::headless;
 use drape::scene::preset;
-use drape::sim::cloth::{Balloon, CappedMoves, Cloth, ClothMesh, Particles, StretchConstraints};
+use drape::sim::cloth::{Balloon, CappedMoves, Cloth, ClothMesh, Particles};
 use drape::sim::constraints::volume::enclosed_volume;
+
+use crate::common::{fastest_vertex, largest_edge};
 
 /// The fastest vertex over `frames` steps of the scene file `name` in `tests/scenes/`, the largest ratio l/l0 of
 /// an edge at the end, and the moves the speed cap shortened.
@@ -16,20 +18,11 @@ fn peak_speed_and_largest_edge(name: &str, frames: u32) -> (f32, f32, u64) {
     let mut peak = 0.0f32;
     for _ in 0..frames {
         app.update();
-        let world = app.world_mut();
-        let fastest =
-            world.query::<&Particles>().iter(world).flat_map(|p| p.v.iter().map(|v| v.length())).fold(0.0, f32::max);
-        peak = peak.max(fastest);
+        peak = peak.max(fastest_vertex(app.world_mut()));
     }
     let world = app.world_mut();
     let capped = world.query::<&CappedMoves>().iter(world).map(|c| c.0).sum();
-    let mut cloths = world.query::<(&Particles, &StretchConstraints)>();
-    let largest = cloths
-        .iter(world)
-        .flat_map(|(p, s)| {
-            s.edges().iter().zip(s.rest_length()).map(|([a, b], l0)| p.x[*a as usize].distance(p.x[*b as usize]) / l0)
-        })
-        .fold(0.0, f32::max);
+    let largest = largest_edge(world);
     eprintln!("{name}: fastest vertex {peak:.2} m/s, largest edge {largest:.3}× its rest length, {capped} capped");
     (peak, largest, capped)
 }

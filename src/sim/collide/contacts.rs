@@ -68,6 +68,9 @@ pub struct Overlaps {
     pub allowance: Option<Vec<f32>>,
     /// This substep's move of each vertex's start out of a collider, for [`lift_starts`].
     pub lift: Vec<Vec3>,
+    /// The directions the vertices leave convex colliders by where their nearest ways out disagree, chosen in
+    /// the first substep ([`choose_exits`](super::exits::choose_exits)); cleared with the allowance.
+    pub exits: Vec<super::exits::Exit>,
 }
 
 /// Starting overlaps resolved without energy. The cloth's first substep measures how deep each vertex starts inside
@@ -93,7 +96,7 @@ pub fn depenetrate(
     let starting = |c: &Contact| c.kind == ContactKind::Surface && (c.vertex as usize) < x.len() && !held(c.vertex);
     // below the surface where it was at the start of the substep: a moving surface's own motion carries the vertex
     let depth_of = |c: &Contact| (c.point - c.surface_shift - x[c.vertex as usize]).dot(c.normal);
-    let Overlaps { allowance, lift } = overlaps;
+    let Overlaps { allowance, lift, exits } = overlaps;
     lift.clear();
     let allowed = allowance.get_or_insert_with(|| {
         let mut started = Vec::new();
@@ -111,6 +114,7 @@ pub fn depenetrate(
         allowed.iter_mut().for_each(|room| *room = (*room - 0.5 * reach).max(0.0));
         if allowed.iter().all(|&room| room == 0.0) {
             allowed.clear();
+            exits.clear();
         }
     }
     // the most a start moves in a substep besides the push: with it, a vertex moves no farther than the speed cap
@@ -574,7 +578,7 @@ mod tests {
         let search = (&mut SliceOutputs::default(), false);
         generate_contacts((&x, &p, &[Vec3::ZERO], &[1.0]), &ground, (0.0, 0.1), search, &mut contacts);
         // measured at the start: none; the vertex was pushed in since (by another cloth, say)
-        let mut none = Overlaps { allowance: Some(Vec::new()), lift: Vec::new() };
+        let mut none = Overlaps { allowance: Some(Vec::new()), ..Overlaps::default() };
         assert_eq!(depenetrate(&x, &mut contacts, 0.05, &mut none, |_| false), 0);
         project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, &mut []);
         assert!(p[0].y.abs() < 1e-6, "on the surface in one substep: {}", p[0]);

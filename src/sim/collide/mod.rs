@@ -6,6 +6,7 @@ pub mod clearance_grid;
 pub mod contact;
 pub(crate) mod contacts;
 pub mod edge_grid;
+pub(crate) mod exits;
 pub mod features;
 pub(crate) mod general;
 pub mod hold;

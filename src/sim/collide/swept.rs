@@ -145,6 +145,20 @@ impl SweptCollider {
         })
     }
 
+    /// Where `x`, a vertex's position at the start of the substep inside the collider's shape grown by `margin`,
+    /// leaves it along `direction` (unit, in the collider's frame), and how far that is: the surface point at
+    /// the end of the substep, with `direction` as its normal. For a convex shape; `None` if `x` is not inside.
+    pub fn exit_along(&self, margin: f32, x: Vec3, direction: Vec3) -> Option<(SurfaceHit, f32)> {
+        let shape = self.local.inflated(margin);
+        let from = Vec3::from(self.start.inverse_transform_point(x));
+        // from a point beyond the shape back to `from`: the way in is the way out
+        let beyond = from + direction * (2.0 * (shape.reach() + from.length()) + 1.0);
+        let (q, _) = shape.ray_entry(beyond, from)?;
+        let point = Vec3::from(self.end.transform_point(q));
+        let surface_shift = point - Vec3::from(self.start.transform_point(q));
+        Some((SurfaceHit { point, normal: self.end.rotation * direction, surface_shift }, q.distance(from)))
+    }
+
     /// How deep `x`, a vertex's position at the start of the substep, lies inside the collider's shape at its
     /// start pose, metres; zero or less outside.
     pub fn start_depth(&self, x: Vec3) -> f32 {
