@@ -362,15 +362,21 @@ fn project_cloth(
     let paper = [stiffness.stretch_stiffness, stiffness.bend_stiffness];
     let xpbd = (share > 0.0).then(|| ([alpha[0], alpha[1]].map(|a| a / (clock.dt * clock.dt)), share));
     let [stretch_k, bend_k] = fold_stiffnesses(paper, xpbd, (w, stretch.rest_length()), params.bending_model);
-    solver.folds = Folds::for_cloth(stretch_k, bend_k);
+    let folds = Folds::for_cloth(stretch_k, bend_k);
     let mut settings = SolverSettings {
         parallel,
-        folds: solver.folds,
+        folds,
         ..SolverSettings::new(params.iterations, paper[0], paper[1], params.bending_model)
     };
     if share > 0.0 {
         settings = settings.xpbd(alpha, share, clock.dt);
     }
+    if folds == Folds::Leave && share >= 1.0 {
+        // XPBD alone: its multipliers are the hinges' torques, capped instead of leaving the folds
+        let free = w.iter().filter(|w| **w > 0.0);
+        settings = settings.yielding(free.clone().sum::<f32>() / free.count().max(1) as f32);
+    }
+    solver.folds = settings.folds;
     let mut no_gradient = Vec::new();
     let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
         Some(Balloon { target_volume, gradient, .. }) => {

@@ -8,9 +8,10 @@
 //! against finite differences. The projection is robust: a degenerate triangle (|p2×p3| ≈ 0), (anti)parallel
 //! normals where 1 − d² vanishes, or a zero denominator skip the constraint for this sweep instead of producing
 //! NaN, and one projection corrects at most `MAX_ANGLE_STEP` of angle. In a cloth whose stretch is far softer
-//! than its bending, a pair folded past a right angle is left as a crease ([`Folds::Leave`]). Four pairs of a colour are projected at
-//! once (`crate::sim::lanes`); most pairs of a hanging sheet are within `PARALLEL` of flat, and a group of four
-//! such pairs leaves after a few products.
+//! than its bending, a pair folded past a right angle is left as a crease ([`Folds::Leave`]), or under XPBD no hinge
+//! turns its pair in a substep further than the soft edges can follow ([`Folds::Yield`]). Four pairs of a colour
+//! are projected at once (`crate::sim::lanes`); most pairs of a hanging sheet are within `PARALLEL` of flat, and a
+//! group of four such pairs leaves after a few products.
 
 use bevy::math::{BVec4A, Vec3, Vec4};
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,10 @@ pub enum Folds {
     /// turns its wings against neighbours that edges this soft do not carry along, and the pairs pass the folds
     /// back and forth at the speed cap instead of opening (docs/reliability.md).
     Leave,
+    /// Unfolds it, no hinge turning its pair in a substep further than the cloth's edges can follow
+    /// (`yield_turn`). What XPBD does instead of [`Folds::Leave`]: its multipliers, which the paper's solver has
+    /// not, are the hinges' torques, so it can cap them.
+    Yield,
 }
 
 impl Folds {
@@ -69,6 +74,17 @@ impl Folds {
     pub fn for_cloth(stretch_stiffness: f32, bend_stiffness: f32) -> Self {
         if stretch_stiffness < SOFT_STRETCH * bend_stiffness { Folds::Leave } else { Folds::Unfold }
     }
+}
+
+/// The most a hinge of a soft XPBD cloth turns its pair in a substep ([`Folds::Yield`]), radians: as far as an
+/// edge's force at full strain, l0/α, turns a flat pair of right triangles of legs l0 on a lever of half an edge
+/// (its inverse moment of inertia D = 4w/l0²) in a substep Δt: 2w/α̃ with α̃ = α/Δt² of the stretch and `w` the
+/// cloth's mean free inverse mass, whatever the edge. Unbounded, the hinges opened a landing crumple at up to
+/// 60 m/s, harder the more substeps, against edges that could not follow (docs/reliability.md). Infinite (no
+/// limit) for a rigid stretch.
+pub(crate) fn yield_turn(stretch_alpha_tilde: f32, w: f32) -> f32 {
+    let most = 2.0 * w / stretch_alpha_tilde;
+    if most.is_finite() && most > 0.0 { most } else { f32::INFINITY }
 }
 
 /// The paper's stiffnesses (stretch, bending) that remove the same share of a lone constraint's error per substep
@@ -266,7 +282,7 @@ pub(crate) fn sweep_dihedral(
     folds: Folds,
 ) {
     match folds {
-        Folds::Unfold => sweep_dihedral_with::<false>(p, quads, rest_angle, r),
+        Folds::Unfold | Folds::Yield => sweep_dihedral_with::<false>(p, quads, rest_angle, r),
         Folds::Leave => sweep_dihedral_leaving_folds(p, quads, rest_angle, r),
     }
 }
@@ -522,12 +538,34 @@ mod tests {
         let (mut p, w) = (hinge(2.0).to_vec(), [0.0, 0.0, 0.0, 1.0]);
         let (alpha, mut lambda) = (4.0, [0.0]);
         for _ in 0..200 {
-            let mut r = Compliance { alpha, lambda: &mut lambda };
+            let mut r = Compliance { alpha, lambda: &mut lambda, most: f32::INFINITY };
             sweep_dihedral(&mut Slices { p: &mut p, w: &w }, &[[0, 1, 2, 3]], &[rest], &mut r, Folds::Unfold);
         }
         let error = angle(&p) - rest;
         assert!(error.abs() > 0.3, "the wing was folded back to {error} rad");
         assert!((error + alpha * lambda[0]).abs() < 1e-3 * error.abs(), "C = {error}, −α̃λ = {}", -alpha * lambda[0]);
+    }
+
+    #[test]
+    fn a_yielding_hinge_turns_no_further_in_a_substep_than_its_limit_and_below_it_keeps_its_bits() {
+        // a rigid hinge (α̃ = 0) folded by 1 rad, 15 iterations of one substep
+        let rest = angle(&hinge(0.0));
+        let turn = |most: f32| {
+            let (mut p, w) = (hinge(1.0).to_vec(), [1.0; 4]);
+            let mut lambda = [0.0];
+            for _ in 0..15 {
+                let mut r = Compliance { alpha: 0.0, lambda: &mut lambda, most };
+                sweep_dihedral(&mut Slices { p: &mut p, w: &w }, &[[0, 1, 2, 3]], &[rest], &mut r, Folds::Yield);
+            }
+            (angle(&p) - angle(&hinge(1.0)), p)
+        };
+        let (free, free_p) = turn(f32::INFINITY);
+        assert!(free.abs() > 0.9, "unlimited, the rigid hinge unfolds: {free} rad");
+        let (limited, _) = turn(0.1);
+        assert!((limited.abs() - 0.1).abs() < 0.01, "turned {limited} rad, not 0.1");
+        assert_eq!(turn(10.0).1, free_p, "a limit the hinge does not reach changes no bit");
+        assert_eq!(yield_turn(0.0, 90.0), f32::INFINITY, "a rigid stretch sets no limit");
+        assert!((yield_turn(9216.0, 90.0) - 0.0195).abs() < 1e-4);
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub(crate) struct XpbdSettings {
     pub alpha: [f32; 3],
     /// XPBD's share of the corrections, in (0, 1]: below 1 while the solver switches (`response::Blend`).
     pub share: f32,
+    /// The most a hinge turns its pair in a substep ([`bend::yield_turn`]); infinite unless the hinges yield.
+    pub hinge_yield: f32,
 }
 
 impl SolverSettings {
@@ -82,7 +84,14 @@ impl SolverSettings {
     /// The same settings with XPBD's compliances α (stretch, bending, volume) for substeps of `dt` seconds, XPBD
     /// making `share` of the corrections (1: all).
     pub fn xpbd(self, alpha: [f32; 3], share: f32, dt: f32) -> Self {
-        Self { xpbd: Some(XpbdSettings { alpha: alpha.map(|a| a / (dt * dt)), share }), ..self }
+        let alpha = alpha.map(|a| a / (dt * dt));
+        Self { xpbd: Some(XpbdSettings { alpha, share, hinge_yield: f32::INFINITY }), ..self }
+    }
+
+    /// The same settings with the hinges of a cloth of mean free inverse mass `w` yielding ([`Folds::Yield`]).
+    pub fn yielding(self, w: f32) -> Self {
+        let xpbd = self.xpbd.map(|x| XpbdSettings { hinge_yield: bend::yield_turn(x.alpha[0], w), ..x });
+        Self { folds: Folds::Yield, xpbd, ..self }
     }
 }
 
@@ -210,11 +219,12 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 match settings.xpbd {
                     None if bending && k <= 0.0 => {}
                     None => sweep_internal(&mut view, cloth, model, chunk, &mut Stiffness(k)),
-                    Some(XpbdSettings { alpha, share }) => {
+                    Some(XpbdSettings { alpha, share, hinge_yield }) => {
                         // SAFETY: chunks of one phase cover disjoint ranges of one kind, and `project_constraints`
                         // holds the multipliers mutably until every chunk is done
                         let lambda = unsafe { multipliers.chunk(bending, range) };
-                        let xpbd = Compliance { alpha: alpha[usize::from(bending)], lambda };
+                        let most = if bending { hinge_yield } else { f32::INFINITY };
+                        let xpbd = Compliance { alpha: alpha[usize::from(bending)], lambda, most };
                         if share >= 1.0 {
                             sweep_internal(&mut view, cloth, model, chunk, &mut { xpbd });
                         } else {

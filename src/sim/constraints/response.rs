@@ -87,6 +87,9 @@ pub struct Compliance<'a> {
     pub alpha: f32,
     /// λ of each constraint; a constraint past its end counts as λ = 0 and keeps none.
     pub lambda: &'a mut [f32],
+    /// The most a constraint whose steps are limited ([`Response::limited_scale_x4`]) moves its C in a substep,
+    /// |λ| Σ w|∇C|²: a soft cloth's hinges yield at it (`bend::Folds::Yield`); infinite for no limit.
+    pub most: f32,
 }
 
 impl Compliance<'_> {
@@ -149,7 +152,14 @@ impl Response for Compliance<'_> {
     /// compliance asks for at any error (limiting C held λ at max_step/α̃ and the torque at max_step/α).
     #[inline(always)]
     fn limited_scale_x4(&self, at: usize, error: Vec4, denominator: Vec4, max_step: f32) -> Vec4 {
-        limit_step(self.delta_x4(at, error, denominator), denominator, max_step)
+        let step = limit_step(self.delta_x4(at, error, denominator), denominator, max_step);
+        if self.most.is_infinite() {
+            return step;
+        }
+        // the multiplier stops where it moves C by ±most in the substep: the steps below it keep their bits
+        let (lambda, most) = (self.lambdas(at), Vec4::splat(self.most) / denominator);
+        let beyond = (lambda + step).abs().cmpgt(most);
+        Vec4::select(beyond, (lambda + step).clamp(-most, most) - lambda, step)
     }
 
     #[inline(always)]
@@ -295,7 +305,8 @@ mod tests {
         let moving = BVec4A::new(true, true, true, false);
         let paper = Stiffness(1.0).distance_factor_x4(0, error, len, w_sum, moving);
         let mut lambda = [0.0; 4];
-        let xpbd = Compliance { alpha: 0.0, lambda: &mut lambda }.distance_factor_x4(0, error, len, w_sum, moving);
+        let xpbd = Compliance { alpha: 0.0, lambda: &mut lambda, most: f32::INFINITY }
+            .distance_factor_x4(0, error, len, w_sum, moving);
         assert!((paper - xpbd).abs().max_element() < 1e-7, "{paper} vs {xpbd}");
         assert_eq!(lambda[3], 0.0, "a lane that does not move keeps its λ");
         assert!((lambda[0] + 0.15).abs() < 1e-7, "Δλ = −C / Σw");
@@ -308,7 +319,7 @@ mod tests {
         let (alpha, dt) = (0.01f32, 0.01f32);
         let alpha_tilde = alpha / (dt * dt);
         let mut lambda = [0.0f32];
-        let mut response = Compliance { alpha: alpha_tilde, lambda: &mut lambda };
+        let mut response = Compliance { alpha: alpha_tilde, lambda: &mut lambda, most: f32::INFINITY };
         let (mut x, w) = (1.2f32, 1.0f32);
         for _ in 0..200 {
             let f = response.distance_factor(0, x - 1.0, x, w);
@@ -324,10 +335,11 @@ mod tests {
         let moving = BVec4A::splat(true);
         let paper = Stiffness(0.5).distance_factor_x4(0, error, len, w_sum, moving);
         let mut lambda = [0.0; 4];
-        let xpbd = Compliance { alpha: 3.0, lambda: &mut lambda }.distance_factor_x4(0, error, len, w_sum, moving);
+        let xpbd = Compliance { alpha: 3.0, lambda: &mut lambda, most: f32::INFINITY }
+            .distance_factor_x4(0, error, len, w_sum, moving);
         for share in [0.0, 0.25, 1.0] {
             let mut lambda = [0.0; 4];
-            let xpbd_part = Compliance { alpha: 3.0, lambda: &mut lambda };
+            let xpbd_part = Compliance { alpha: 3.0, lambda: &mut lambda, most: f32::INFINITY };
             let mut blend = Blend { paper: Stiffness(0.5), xpbd: xpbd_part, share };
             let factor = blend.distance_factor_x4(0, error, len, w_sum, moving);
             let expected = paper * (1.0 - share) + xpbd * share;

@@ -274,10 +274,16 @@ fn material(ui: &mut egui::Ui, p: &mut SimParams, target: &mut MaterialTarget, c
         }
         if folds == Folds::Leave && p.bending_model == BendingModel::Dihedral {
             ui.label("soft for its bending: folds past 90° stay creases").on_hover_text(
-                "The stretch is below a tenth as stiff as the bending (for XPBD: the stiffnesses its compliances \
-                 amount to per substep): edges this soft cannot carry the opening of a fold to the rest of the \
-                 cloth, and the cloth would pass its folds back and forth at the speed cap. Pairs of triangles \
-                 folded past a right angle are left as they are.",
+                "The stretch is below a tenth as stiff as the bending: edges this soft cannot carry the opening of \
+                 a fold to the rest of the cloth, and the cloth would pass its folds back and forth at the speed \
+                 cap. Pairs of triangles folded past a right angle are left as they are.",
+            );
+        }
+        if folds == Folds::Yield && p.bending_model == BendingModel::Dihedral {
+            ui.label("soft for its bending: hinges yield").on_hover_text(
+                "The stretch is below a tenth as stiff as the bending, in the stiffnesses XPBD's compliances amount \
+                 to per substep: no hinge turns its pair in a substep further than an edge's force at full strain \
+                 would, so folds open no faster than the soft edges can follow.",
             );
         }
         if let Some(own) = own_solver {
