@@ -2,12 +2,11 @@
 //! its rest value (§4.4, eq. (15)), a constraint projected with the cloth's own. Without the plugin a balloon is a
 //! closed cloth with no pressure inside.
 //!
-//! A target above the volume is not set at once: it is pumped up toward k_pressure · V0 as a sphere of that
-//! volume would grow with its surface at [`INFLATION_SPEED`]. The constraint is projected exactly, so a target far
-//! above the volume the cloth has would move the whole surface out by that difference within one substep: a
+//! A target is not set at once: it is pumped up (or let down) toward k_pressure · V0 as a sphere of that volume
+//! would grow (or shrink) with its surface at [`INFLATION_SPEED`]. The constraint is projected exactly, so a target
+//! far from the volume the cloth has would move the whole surface by that difference within one substep: a
 //! balloon of k_pressure 4 started at V0 had every vertex's move shortened by the speed cap in its first frame,
-//! and so did a pressure slider dragged from 1 to 5. A lower target is set at once, as before: let down at the
-//! same speed, a balloon at k_pressure 0.1 gained 6 % of its energy in its first frame (docs/reliability.md).
+//! and so did a pressure slider dragged from 1 to 5, or from 1 to 0.1 (docs/reliability.md).
 //!
 //! A balloon that tears bursts: its mesh is open, so it encloses no volume and has no constraint left to keep.
 
@@ -49,12 +48,12 @@ pub(crate) fn pressurize(
     }
 }
 
-/// The volume `from` pumped up toward `goal` over `dt` seconds, as far as a sphere of volume `from` grows in that
-/// time with its surface at [`INFLATION_SPEED`] (dV = A dr, A = ∛(36π V²)); `goal` at once if it is lower.
+/// The volume `from` pumped up or let down toward `goal` over `dt` seconds, as far as a sphere of volume `from`
+/// grows or shrinks in that time with its surface at [`INFLATION_SPEED`] (dV = A dr, A = ∛(36π V²)).
 pub fn pumped_volume(from: f32, goal: f32, dt: f32) -> f32 {
     let area = (36.0 * std::f32::consts::PI * from * from).cbrt();
     let most = area * INFLATION_SPEED * dt;
-    if goal - from <= most || !most.is_finite() { goal } else { from + most }
+    if (goal - from).abs() <= most || !most.is_finite() { goal } else { from + most.copysign(goal - from) }
 }
 
 #[cfg(test)]
@@ -76,9 +75,12 @@ mod tests {
         }
         // the radius grows from 0.45 to 0.45 · ∛4 = 0.714 m at 2 m/s: 0.132 s, 64 substeps of 1/480 s
         assert!((63..=65).contains(&steps), "{steps} substeps");
-        // a lower goal, or one within one step's reach, is met at once
-        assert_eq!(pumped_volume(4.0 * rest, rest, dt), rest);
+        // let down just as fast; a goal within one step's reach is met at once
+        let down = pumped_volume(4.0 * rest, rest, dt);
+        let speed = (radius(4.0 * rest) - radius(down)) / dt;
+        assert!(speed > 0.99 * INFLATION_SPEED && speed <= INFLATION_SPEED * 1.01, "let down at {speed} m/s");
         assert_eq!(pumped_volume(rest, rest * 1.0001, dt), rest * 1.0001);
+        assert_eq!(pumped_volume(rest, rest * 0.9999, dt), rest * 0.9999);
         assert_eq!(pumped_volume(rest, rest, dt), rest);
     }
 }

@@ -263,7 +263,7 @@ pub const PRESSURE: Knob = Knob {
     max: 5.0,
     default: 1.0,
     section: "§4.4, eq. (15)",
-    doc: "A balloon's volume is held at k_pressure times its rest volume V0.",
+    doc: "A balloon's volume is held at k_pressure times its rest volume V0; below 1 it is a slack bag whose air only resists being squeezed.",
 };
 
 /// Tether slack.

@@ -379,8 +379,8 @@ fn project_cloth(
     solver.folds = settings.folds;
     let mut no_gradient = Vec::new();
     let (volume_target, volume_gradient) = match balloon.map(Mut::into_inner) {
-        Some(Balloon { target_volume, gradient, .. }) => {
-            (target_volume.map(|v| VolumeGoal::new(v, clock.dt)), gradient)
+        Some(Balloon { target_volume, rest_volume, gradient, .. }) => {
+            (target_volume.map(|v| VolumeGoal::new(v, *rest_volume, clock.dt)), gradient)
         }
         None => (None, &mut no_gradient),
     };

@@ -259,7 +259,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                     // paper's k = 1 still makes the rest of the correction)
                     let (user, share) = settings.xpbd.map_or((0.0, 1.0), |xpbd| (xpbd.alpha[2], xpbd.share));
                     let alpha = goal.air_compliance + user;
-                    let response = VolumeResponse { alpha, lambda: &mut multipliers.volume, share };
+                    let response = VolumeResponse { alpha, lambda: &mut multipliers.volume, share, slack: goal.slack };
                     let held = contacts.iter().any(|c| c.kind == ContactKind::Attached);
                     let start = (!held).then_some(x);
                     volume::project_volume(p, start, w, triangles, goal.volume, response, volume_gradient);

@@ -22,7 +22,8 @@
 //! The paper holds the volume exactly (k = 1). Here the air inside gives as isothermal air does
 //! ([`air_compliance`]), through XPBD's multiplier in both solvers: a cloth that cannot stretch to the target
 //! otherwise fights the constraint in every iteration (docs/reliability.md, "A balloon its cloth cannot stretch
-//! to").
+//! to"). Below k_pressure 1 the constraint is one-sided ([`VolumeGoal::slack`]): a bag holding less air than its
+//! volume is not pulled in.
 
 use bevy::math::{Mat3, Vec3};
 
@@ -54,12 +55,15 @@ pub struct VolumeGoal {
     pub volume: f32,
     /// The time-scaled compliance α̃ = α / Δt² of the air inside, α = V / p_atm ([`air_compliance`]).
     pub air_compliance: f32,
+    /// Whether the balloon holds less air than its rest volume (k_pressure below 1): a slack bag, whose air
+    /// resists being squeezed below `volume` and never pulls the cloth in ([`VolumeResponse::slack`]).
+    pub slack: bool,
 }
 
 impl VolumeGoal {
-    /// The goal `volume` for substeps of `dt` seconds.
-    pub fn new(volume: f32, dt: f32) -> Self {
-        Self { volume, air_compliance: air_compliance(volume) / (dt * dt) }
+    /// The goal `volume` of a balloon whose rest volume is `rest`, for substeps of `dt` seconds.
+    pub fn new(volume: f32, rest: f32, dt: f32) -> Self {
+        Self { volume, air_compliance: air_compliance(volume) / (dt * dt), slack: volume < rest }
     }
 }
 
@@ -89,6 +93,11 @@ pub(crate) struct VolumeResponse<'a> {
     /// XPBD's share of the correction, 0 to 1: below 1 while the solver switches, the rest being the paper's k = 1
     /// (as `Blend` does for stretch and bending).
     pub share: f32,
+    /// The air only pushes out: λ stays at or above zero, so a volume above the target is left alone. Pulled in
+    /// as well, a bag let down below its rest volume was crushed by a pressure it never had; where its cloth
+    /// resisted the squeeze, the pressure and the compressed edges cancelled in force but not in line (12)'s
+    /// angular momentum, whose compressed edges feed a spin (docs/reliability.md, "A balloon let down").
+    pub slack: bool,
 }
 
 impl VolumeResponse<'_> {
@@ -153,7 +162,10 @@ pub(crate) fn project_volume(
         return;
     }
     let mut scale = response.scale(constraint, denominator);
-    if !scale.is_finite() {
+    if response.slack {
+        scale = scale.min(*response.lambda);
+    }
+    if !scale.is_finite() || scale == 0.0 {
         return;
     }
     // a crumpled balloon has tiny gradients and a huge s: no vertex moves further than a tenth of the target's
@@ -262,12 +274,38 @@ mod tests {
     /// One projection with the paper's k = 1 (α = 0) of positions whose substep started where they are.
     fn project_exact(p: &mut [Vec3], w: &[f32], t: &[[u32; 3]], target: f32, gradient: &mut Vec<Vec3>) {
         let x = p.to_vec();
-        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0 };
+        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0, slack: false };
         project_volume(p, Some(&x), w, t, target, exact, gradient);
     }
 
     fn relative_error(value: f32, reference: f32) -> f32 {
         (value - reference).abs() / reference.abs()
+    }
+
+    #[test]
+    fn a_slack_bag_is_pushed_out_below_its_air_and_never_pulled_in() {
+        let (p0, t) = sphere(2, 0.5, Vec3::new(0.3, 1.2, 0.0));
+        let (w, v0) = (vec![1.0; p0.len()], enclosed_volume(&p0, &t));
+        let mut gradient = Vec::new();
+        let project = |p: &mut Vec<Vec3>, target: f32, slack: bool, lambda: &mut f32, gradient: &mut Vec<Vec3>| {
+            let response = VolumeResponse { alpha: 0.0, lambda, share: 1.0, slack };
+            project_volume(p, None, &w, &t, target, response, gradient);
+        };
+        // holding half its volume of air, the bag is left as it is; the paper's equality crushes it
+        let (mut slack, mut lambda) = (p0.clone(), 0.0);
+        project(&mut slack, 0.5 * v0, true, &mut lambda, &mut gradient);
+        assert_eq!(slack, p0);
+        let mut crushed = p0.clone();
+        project(&mut crushed, 0.5 * v0, false, &mut 0.0, &mut gradient);
+        assert!(enclosed_volume(&crushed, &t) < 0.95 * v0);
+        // squeezed below its air, it is pushed back out to it
+        let mut squeezed: Vec<Vec3> = p0.iter().map(|q| Vec3::new(q.x, 1.2 + 0.3 * (q.y - 1.2), q.z)).collect();
+        let (mut lambda, before) = (0.0, enclosed_volume(&squeezed, &t));
+        assert!(before < 0.5 * v0);
+        for _ in 0..20 {
+            project(&mut squeezed, 0.5 * v0, true, &mut lambda, &mut gradient);
+        }
+        assert!(relative_error(enclosed_volume(&squeezed, &t), 0.5 * v0) < 1e-3 && lambda > 0.0);
     }
 
     #[test]
@@ -336,7 +374,7 @@ mod tests {
         let (mut full, mut half) = (p.clone(), p.clone());
         project_exact(&mut full, &w, &t, 5.0, &mut gradient);
         let denominator: f32 = gradient.iter().zip(&w).map(|(g, wi)| wi * g.length_squared()).sum();
-        let response = VolumeResponse { alpha: denominator, lambda: &mut 0.0, share: 1.0 };
+        let response = VolumeResponse { alpha: denominator, lambda: &mut 0.0, share: 1.0, slack: false };
         project_volume(&mut half, Some(&p), &w, &t, 5.0, response, &mut gradient);
         for ((a, b), c) in p.iter().zip(&full).zip(&half) {
             assert!(((*b - *a) * 0.5 - (*c - *a)).length() < 1e-5);
@@ -467,9 +505,9 @@ mod tests {
         let (mut hard_lambda, mut soft_lambda, mut gradient) = (0.0, 0.0, Vec::new());
         let alpha = 0.5;
         for _ in 0..40 {
-            let hard_response = VolumeResponse { alpha: 0.0, lambda: &mut hard_lambda, share: 1.0 };
+            let hard_response = VolumeResponse { alpha: 0.0, lambda: &mut hard_lambda, share: 1.0, slack: false };
             project_volume(&mut hard, Some(&start), &w, &t, target, hard_response, &mut gradient);
-            let soft_response = VolumeResponse { alpha, lambda: &mut soft_lambda, share: 1.0 };
+            let soft_response = VolumeResponse { alpha, lambda: &mut soft_lambda, share: 1.0, slack: false };
             project_volume(&mut soft, Some(&start), &w, &t, target, soft_response, &mut gradient);
         }
         assert!(relative_error(enclosed_volume(&hard, &t), target) < 1e-3, "α = 0 keeps k_pressure·V0");
@@ -491,7 +529,7 @@ mod tests {
         let before = p.clone();
         let target = 1.3 * enclosed_volume(&x, &t);
         let mut gradient = Vec::new();
-        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0 };
+        let exact = VolumeResponse { alpha: 0.0, lambda: &mut 0.0, share: 1.0, slack: false };
         project_volume(&mut p, Some(&x), &w, &t, target, exact, &mut gradient);
 
         // line (12)'s angular momentum Σ m x × p / Δt gains Σ m x × Δp
