@@ -8,9 +8,12 @@
 //! triangle's three vertices, with b the barycentric coordinates of q on the triangle, n the triangle's normal
 //! turned to the side the triangle was on at the start of the substep, and d the gap it keeps: the cloth's
 //! thickness (plus the capsule's radius), or for a triangle that starts the substep closer, its starting gap plus
-//! [`DEPENETRATION_SPEED`]·Δt, so a starting overlap leaves without gaining velocity. A triangle an edge already
-//! went through at the start gets no contact with that collider until it is out. The body takes the opposite of
-//! the momentum the contact gave the three vertices at q (two-way, as the vertex contacts).
+//! [`DEPENETRATION_SPEED`]·Δt, so a starting overlap leaves at that speed. A triangle an edge already went
+//! through at the start (a cloth draped over a box's edge, its vertices on the two faces) is partly inside the
+//! solid: each edge near it keeps it on the side where the solid is farther, and it leaves at the same speed;
+//! where that side cannot be told (a capsule's axis) it gets no contact until its vertices' contacts pull it
+//! out. The body takes the opposite of the momentum the contact gave the three vertices at q (two-way, as the
+//! vertex contacts).
 //!
 //! [`DEPENETRATION_SPEED`]: super::DEPENETRATION_SPEED
 
@@ -440,14 +443,24 @@ fn search_collider(
                 .chain(near)
                 .filter_map(|(e, edge, start)| Some((e, Piece::of(edge, start, &frame, thickness)?))),
         );
-        // a triangle an edge went through at the start is released, not held pierced: its vertices' own
-        // contacts and the cloth pull it out, and from then on it keeps its side
-        if pieces.iter().any(|(_, piece)| piece.crossed_at_start()) {
+        // a triangle an edge went through at the start is partly inside the solid, so the sides its pieces
+        // started on mean nothing: each keeps the side outside the solid near it, and the triangle leaves at the
+        // depenetration speed; it is released where a side cannot be told (its vertices' contacts and the cloth
+        // pull it out)
+        let outside = |(e, piece): &(u32, Piece)| {
+            let (_, start) = edge_pair(*e)?;
+            let distance = |q: Vec3| collider.local.signed_distance(Vec3::from(from_local_start.transform_point(q)));
+            piece.outside_at_start(start, &frame, thickness, distance)
+        };
+        let crossed = pieces.iter().any(|(_, piece)| piece.crossed_at_start());
+        if crossed && pieces.iter().any(|piece| outside(piece).is_none()) {
             continue;
         }
-        for (e, piece) in pieces.iter() {
+        for piece_of_edge in pieces.iter() {
+            let (e, piece) = piece_of_edge;
             let Some(pair) = edge_pair(*e) else { continue };
-            feature_hits(pair, (piece, &frame), (thickness, dt), |hit| {
+            let side = if crossed { outside(piece_of_edge) } else { None };
+            feature_hits(pair, (piece, &frame), (thickness, dt, side), |hit| {
                 found.push(FeatureContact {
                     vertices: *tri,
                     bary: hit.bary,
@@ -566,25 +579,52 @@ impl Piece {
         let [h0, h1] = self.start_heights;
         (h0 < 0.0 && h1 > 0.0) || (h0 > 0.0 && h1 < 0.0)
     }
+
+    /// +1 or −1: the side of the triangle's start plane (along its start normal) on which the solid, whose signed
+    /// distance at a world point at the start is `distance`, is farther away where `start_edge` crosses the plane
+    /// (or, for a piece on one side, at its end nearest the plane), probed the edge's radius and the cloth's
+    /// `thickness` to either side; `None` when the two sides look alike (the axis of a capsule).
+    fn outside_at_start(
+        &self,
+        start_edge: &FeatureEdge,
+        tri: &TriangleFrame,
+        thickness: f32,
+        distance: impl Fn(Vec3) -> f32,
+    ) -> Option<f32> {
+        let ([h0, h1], [t0, t1]) = (self.start_heights, self.along);
+        let along = if self.crossed_at_start() {
+            t0 + (t1 - t0) * h0 / (h0 - h1)
+        } else if h0.abs() < h1.abs() {
+            t0
+        } else {
+            t1
+        };
+        let crossing = start_edge.ends[0].lerp(start_edge.ends[1], along);
+        let probe = (start_edge.radius + thickness).max(1e-3) * tri.start_normal.normalize_or_zero();
+        let (above, below) = (distance(crossing + probe), distance(crossing - probe));
+        let difference = above - below;
+        (difference.is_finite() && difference.abs() > 0.01 * probe.length()).then(|| difference.signum())
+    }
 }
 
 /// The contacts of `edge` with the triangle over which `piece` lies: one for each end of the piece within the
 /// detection band (an edge is on one side of a plane if both ends of its piece are). The triangle keeps the side
-/// of the feature it started on, at its starting gap plus [`DEPENETRATION_SPEED`]·Δt if that is less than the
-/// full gap.
+/// of the feature it started on, or for a piece that went through it, the `side` (±1 along its normal) outside
+/// the solid, at its starting gap plus [`DEPENETRATION_SPEED`]·Δt if that is less than the full gap.
 fn feature_hits(
     (edge, start_edge): (&FeatureEdge, &FeatureEdge),
     (piece, tri): (&Piece, &TriangleFrame),
-    (thickness, dt): (f32, f32),
+    (thickness, dt, side): (f32, f32, Option<f32>),
     mut hit: impl FnMut(FeatureHit),
 ) {
     let n = tri.normal;
     let [h0, h1] = piece.start_heights;
     let above = h0 + h1;
-    if !above.is_finite() || above == 0.0 {
-        return;
-    }
-    let normal = -n * above.signum();
+    let normal = match side {
+        Some(side) => n * side,
+        None if above.is_finite() && above != 0.0 => -n * above.signum(),
+        None => return,
+    };
     let full_gap = edge.radius + thickness;
     let [t0, t1] = piece.along;
     for along in if t1 > t0 { [Some(t0), Some(t1)] } else { [Some(t0), None] }.into_iter().flatten() {
@@ -722,6 +762,20 @@ mod tests {
         let mut contacts = contacts_of(&x, &p, 0.05);
         let allowed = 0.002 + DEPENETRATION_SPEED * 0.01;
         assert!(!contacts.is_empty() && contacts.iter().all(|c| (c.gap - allowed).abs() < 1e-5), "{contacts:?}");
+        project(&mut p, &mut contacts);
+        let corner = height_at(&p, 0.5, 0.5);
+        assert!((corner - (1.0 + allowed)).abs() < 1e-4, "moved out by the allowance only: {corner}");
+    }
+
+    #[test]
+    fn a_triangle_through_a_box_corner_leaves_it_at_the_depenetration_speed() {
+        // 1 cm below the top face, all three vertices outside the box, the corner's upright edge through the
+        // triangle: every edge near it lifts it toward the top face's outside by 2 m/s · Δt from where it started
+        let (x, mut p) = (triangle_at(0.99), triangle_at(0.99));
+        let mut contacts = contacts_of(&x, &p, 0.05);
+        let allowed = -0.01 + DEPENETRATION_SPEED * 0.01;
+        assert!(contacts.len() >= 2, "{contacts:?}");
+        assert!(contacts.iter().all(|c| c.normal.y > 0.99 && (c.gap - allowed).abs() < 1e-5), "{contacts:?}");
         project(&mut p, &mut contacts);
         let corner = height_at(&p, 0.5, 0.5);
         assert!((corner - (1.0 + allowed)).abs() < 1e-4, "moved out by the allowance only: {corner}");

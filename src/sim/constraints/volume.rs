@@ -56,7 +56,7 @@ pub struct VolumeGoal {
     /// The time-scaled compliance α̃ = α / Δt² of the air inside, α = V / p_atm ([`air_compliance`]).
     pub air_compliance: f32,
     /// Whether the balloon holds less air than its rest volume (k_pressure below 1): a slack bag, whose air
-    /// resists being squeezed below `volume` and never pulls the cloth in ([`VolumeResponse::slack`]).
+    /// resists being squeezed below `volume` and never pulls the cloth in (its multiplier stays at or above zero).
     pub slack: bool,
 }
 
