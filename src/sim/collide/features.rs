@@ -9,11 +9,10 @@
 //! turned to the side the triangle was on at the start of the substep, and d the gap it keeps: the cloth's
 //! thickness (plus the capsule's radius), or for a triangle that starts the substep closer, its starting gap plus
 //! [`DEPENETRATION_SPEED`]·Δt, so a starting overlap leaves at that speed. A triangle an edge already went
-//! through at the start (a cloth draped over a box's edge, its vertices on the two faces) is partly inside the
-//! solid: each edge near it keeps it on the side where the solid is farther, and it leaves at the same speed;
-//! where that side cannot be told (a capsule's axis) it gets no contact until its vertices' contacts pull it
-//! out. The body takes the opposite of the momentum the contact gave the three vertices at q (two-way, as the
-//! vertex contacts).
+//! through at the start (a box's corner poking between its vertices, a cloth draped over a box's edge) is partly
+//! inside the solid: it leaves at the same speed to the side of its plane that the least move clears of every
+//! edge near it. The body takes the opposite of the momentum the contact gave the three vertices at q (two-way,
+//! as the vertex contacts).
 //!
 //! [`DEPENETRATION_SPEED`]: super::DEPENETRATION_SPEED
 
@@ -375,7 +374,7 @@ fn search_collider(
     (thickness, dt): (f32, f32),
     slice: &mut FeatureSlice,
 ) {
-    let FeatureCloth { x, p, triangles, .. } = cloth;
+    let FeatureCloth { x, p, w, triangles } = cloth;
     let FeatureSlice { found, boxes, candidates, pieces, seen, stamp, kept, .. } = slice;
     let reach = (1.0 + DETECTION_MARGIN) * thickness;
     let band = Vec3::splat(reach);
@@ -444,22 +443,17 @@ fn search_collider(
                 .filter_map(|(e, edge, start)| Some((e, Piece::of(edge, start, &frame, thickness)?))),
         );
         // a triangle an edge went through at the start is partly inside the solid, so the sides its pieces
-        // started on mean nothing: each keeps the side outside the solid near it, and the triangle leaves at the
-        // depenetration speed; it is released where a side cannot be told (its vertices' contacts and the cloth
-        // pull it out)
-        let outside = |(e, piece): &(u32, Piece)| {
-            let (_, start) = edge_pair(*e)?;
-            let distance = |q: Vec3| collider.local.signed_distance(Vec3::from(from_local_start.transform_point(q)));
-            piece.outside_at_start(start, &frame, thickness, distance)
-        };
+        // started on mean nothing: the triangle leaves, at the depenetration speed, to the side of its plane that
+        // the least move clears of every piece (a corner poking through it: over the corner). One with a held
+        // corner is released instead (its vertices' contacts and the cloth pull it out): pushed in every
+        // iteration, its free vertices alone swung against their edges and left at 21 m/s
         let crossed = pieces.iter().any(|(_, piece)| piece.crossed_at_start());
-        if crossed && pieces.iter().any(|piece| outside(piece).is_none()) {
+        if crossed && tri.iter().any(|&i| w.get(i as usize).is_none_or(|&wi| wi == 0.0)) {
             continue;
         }
-        for piece_of_edge in pieces.iter() {
-            let (e, piece) = piece_of_edge;
+        let side = crossed.then(|| clearing_side(pieces));
+        for (e, piece) in pieces.iter() {
             let Some(pair) = edge_pair(*e) else { continue };
-            let side = if crossed { outside(piece_of_edge) } else { None };
             feature_hits(pair, (piece, &frame), (thickness, dt, side), |hit| {
                 found.push(FeatureContact {
                     vertices: *tri,
@@ -579,38 +573,20 @@ impl Piece {
         let [h0, h1] = self.start_heights;
         (h0 < 0.0 && h1 > 0.0) || (h0 > 0.0 && h1 < 0.0)
     }
+}
 
-    /// +1 or −1: the side of the triangle's start plane (along its start normal) on which the solid, whose signed
-    /// distance at a world point at the start is `distance`, is farther away where `start_edge` crosses the plane
-    /// (or, for a piece on one side, at its end nearest the plane), probed the edge's radius and the cloth's
-    /// `thickness` to either side; `None` when the two sides look alike (the axis of a capsule).
-    fn outside_at_start(
-        &self,
-        start_edge: &FeatureEdge,
-        tri: &TriangleFrame,
-        thickness: f32,
-        distance: impl Fn(Vec3) -> f32,
-    ) -> Option<f32> {
-        let ([h0, h1], [t0, t1]) = (self.start_heights, self.along);
-        let along = if self.crossed_at_start() {
-            t0 + (t1 - t0) * h0 / (h0 - h1)
-        } else if h0.abs() < h1.abs() {
-            t0
-        } else {
-            t1
-        };
-        let crossing = start_edge.ends[0].lerp(start_edge.ends[1], along);
-        let probe = (start_edge.radius + thickness).max(1e-3) * tri.start_normal.normalize_or_zero();
-        let (above, below) = (distance(crossing + probe), distance(crossing - probe));
-        let difference = above - below;
-        (difference.is_finite() && difference.abs() > 0.01 * probe.length()).then(|| difference.signum())
-    }
+/// +1 or −1 along a triangle's start normal: the side to which the triangle's plane moves the least to have every
+/// piece's ends on the other side, measured at the start of the substep.
+fn clearing_side(pieces: &[(u32, Piece)]) -> f32 {
+    let ends = pieces.iter().flat_map(|(_, piece)| piece.start_heights);
+    let (above, below) = ends.fold((0.0f32, 0.0f32), |(above, below), h| (above.max(h), below.max(-h)));
+    if above <= below { 1.0 } else { -1.0 }
 }
 
 /// The contacts of `edge` with the triangle over which `piece` lies: one for each end of the piece within the
 /// detection band (an edge is on one side of a plane if both ends of its piece are). The triangle keeps the side
-/// of the feature it started on, or for a piece that went through it, the `side` (±1 along its normal) outside
-/// the solid, at its starting gap plus [`DEPENETRATION_SPEED`]·Δt if that is less than the full gap.
+/// of the feature it started on, or if some edge went through it, the `side` (±1 along its normal) it leaves to,
+/// at its starting gap plus [`DEPENETRATION_SPEED`]·Δt if that is less than the full gap.
 fn feature_hits(
     (edge, start_edge): (&FeatureEdge, &FeatureEdge),
     (piece, tri): (&Piece, &TriangleFrame),
