@@ -113,9 +113,8 @@ pub const MAX_SPEED: f32 = 60.0;
 
 /// Lines (12)–(15): v_i ← (p_i − x_i)/Δt, x_i ← p_i, computed as v_i + (p_i − (x_i + Δt v_i))/Δt: the same
 /// velocity, but line (7)'s prediction is subtracted as [`predict`] rounded it, so a particle no constraint moved
-/// keeps its velocity exactly. Taken from positions alone, the velocity is a whole number of the position's
-/// rounding steps per Δt: 2.7 m up at 4,800 substeps a second, gravity's 1.79 steps a substep became 2, and a
-/// falling cloth gained 12 % of its speed (`free_fall_keeps_gravitys_acceleration_far_from_the_origin`).
+/// keeps its velocity exactly: taken from positions alone, the velocity is a whole number of the position's
+/// rounding steps per Δt, and far from the origin at small Δt gravity came out rounded (docs/solvers.md).
 /// Speeds are capped at [`MAX_SPEED`]: a free particle
 /// (w > 0) faster than that moves only MAX_SPEED · Δt toward p_i, so no projection can throw it further in one
 /// substep; an attached one (w = 0) still lands on its target. A prediction whose velocity is not finite (a NaN

@@ -446,7 +446,7 @@ fn search_collider(
         // started on mean nothing: the triangle leaves, at the depenetration speed, to the side of its plane that
         // the least move clears of every piece (a corner poking through it: over the corner). One with a held
         // corner is released instead (its vertices' contacts and the cloth pull it out): pushed in every
-        // iteration, its free vertices alone swung against their edges and left at 21 m/s
+        // iteration, its free vertices alone would swing against their edges (docs/solvers.md)
         let crossed = pieces.iter().any(|(_, piece)| piece.crossed_at_start());
         if crossed && tri.iter().any(|&i| w.get(i as usize).is_none_or(|&wi| wi == 0.0)) {
             continue;

@@ -93,10 +93,8 @@ pub(crate) struct VolumeResponse<'a> {
     /// XPBD's share of the correction, 0 to 1: below 1 while the solver switches, the rest being the paper's k = 1
     /// (as `Blend` does for stretch and bending).
     pub share: f32,
-    /// The air only pushes out: λ stays at or above zero, so a volume above the target is left alone. Pulled in
-    /// as well, a bag let down below its rest volume was crushed by a pressure it never had; where its cloth
-    /// resisted the squeeze, the pressure and the compressed edges cancelled in force but not in line (12)'s
-    /// angular momentum, whose compressed edges feed a spin (docs/reliability.md, "A balloon let down").
+    /// The air only pushes out: λ stays at or above zero, so a volume above the target is left alone; pulled in,
+    /// a bag let down below its rest volume was crushed and spun up (docs/reliability.md, "A balloon let down").
     pub slack: bool,
 }
 
