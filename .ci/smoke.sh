@@ -11,15 +11,18 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 bin=$PWD/target/release/drape
 [[ -x $bin ]] || cargo build --release --locked
 
+# A shot takes 10-30 s; one still running after HANG_SECONDS is hung.
+HANG_SECONDS=${HANG_SECONDS:-150}
+
 attempt() { # preset file frames view: one run of the app; 0 = screenshot saved, 1 = failed, 2 = hung
   rm -f "$2"
   xvfb-run -a -s "-screen 0 1280x720x24" "$bin" --preset "$1" --screenshot "$2" --frames "$3" --view "$4" \
     >"$2.log" 2>&1 &
   local runner=$! waited=0 status=0
-  while kill -0 "$runner" 2>/dev/null && ((waited < 300)); do sleep 1; waited=$((waited + 1)); done
+  while kill -0 "$runner" 2>/dev/null && ((waited < HANG_SECONDS)); do sleep 1; waited=$((waited + 1)); done
   if kill -0 "$runner" 2>/dev/null; then
     # a hang: show where every thread of drape is before stopping it
-    echo "drape still running after 300 s; its threads:"
+    echo "drape still running after $HANG_SECONDS s; its threads:"
     local pid; pid=$(pgrep -x drape | head -n 1 || true)
     if [[ -n $pid ]] && command -v gdb >/dev/null; then
       gdb -p "$pid" -batch -ex "thread apply all bt 15" 2>/dev/null | grep -E '^(Thread|#)' | head -n 300 || true
@@ -36,16 +39,16 @@ attempt() { # preset file frames view: one run of the app; 0 = screenshot saved,
   [[ -s $2 ]] || { echo "no screenshot written"; tail -n 30 "$2.log"; return 1; }
 }
 
-# A frame of lavapipe has been seen to run for minutes, its rasterizer thread in JIT-compiled shader code (README,
-# CI): a hung shot runs once more.
+# A frame of lavapipe has been seen to run for minutes, its rasterizer thread in JIT-compiled shader code, twice in a
+# row on one machine (README, CI): a hung shot runs again, up to three times in all. A failure is never retried.
 shot() { # preset file frames [view]
-  local status=0
-  attempt "$1" "$2" "$3" "${4:-shaded}" || status=$?
-  if ((status == 2)); then
-    echo "the shot of $1 hung; once more"
+  local status=2 tries=0
+  while ((status == 2 && tries < 3)); do
+    ((tries > 0)) && echo "the shot of $1 hung; again (attempt $((tries + 1)) of 3)"
     status=0
     attempt "$1" "$2" "$3" "${4:-shaded}" || status=$?
-  fi
+    tries=$((tries + 1))
+  done
   return "$status"
 }
 

@@ -69,6 +69,7 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
     drape::avian::add_avian(&mut app);
     app.world_mut().resource_mut::<SceneRequest>().0 = Some(desc);
     app.insert_resource(view);
+    app.add_systems(Startup, cpu_clustering_on_software_renderers);
     if let Some(plan) = screenshot {
         app.insert_resource(plan).add_systems(Update, take_screenshot_and_exit);
     }
@@ -105,4 +106,16 @@ fn take_screenshot_and_exit(
         .spawn(Screenshot::primary_window())
         .observe(save_to_disk(plan.path.clone()))
         .observe(|_: On<ScreenshotCaptured>, mut plan: ResMut<ScreenshotPlan>| plan.saved = true);
+}
+
+/// Frames under lavapipe have hung for minutes in shader code, and Bevy's GPU light clustering is the suspect it can
+/// do without: it writes on the GPU the per-cluster light ranges the PBR shader loops over. CPU clustering is Bevy's
+/// own path for devices without compute shaders and costs nothing with drape's one directional light.
+fn cpu_clustering_on_software_renderers(
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    mut clusters: ResMut<bevy::light::cluster::GlobalClusterSettings>,
+) {
+    if adapter.is_some_and(|a| a.driver == "llvmpipe") && clusters.gpu_clustering.take().is_some() {
+        info!("software renderer: light clustering runs on the CPU");
+    }
 }
