@@ -21,7 +21,10 @@
 //!
 //! Vertex–triangle pairs do not see an edge of one cloth sweep past a free edge of another (a border, or a
 //! tear): every edge near a free edge of another cloth also keeps its side of it, an edge–edge contact found
-//! and projected alongside (`selfcollide::find_edge_contacts`).
+//! and projected alongside (`selfcollide::find_edge_contacts`). Nor do they see an interior edge of one cloth
+//! pass through an interior edge of another where the two lie on each other: the edges at the vertices in
+//! contact keep their side of the edges of the triangles they touch (`selfcollide::InteriorEdgePairs`), found
+//! once a step.
 //!
 //! Cloths a scene starts closer than their gap part as self-collision parts a squeezed vertex, in x and p alike
 //! (`selfcollide::lift_squeezed_vertices`), so the overlap becomes no velocity; a pair the solver squeezes later
@@ -37,10 +40,10 @@ use super::collide::DEPENETRATION_SPEED;
 use super::constraints::access::Slices;
 use super::schedule::{PbdStage, PbdSubstep, ProjectionSystems, SimClock};
 use super::selfcollide::{
-    DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, Lifts, MAX_THICKNESS_PER_EDGE, SELF_DEPENETRATION_SPEED,
-    SelfContact, SelfContactSearch, StepSweep, Untangler, find_edge_candidates, find_edge_contacts, find_self_contacts,
-    lift_squeezed_vertices, mean_rest_length, project_edge_contacts, project_self_contacts_on,
-    self_collision_thickness, sweep_end,
+    DEPENETRATION_PER_STEP, EdgeContact, EdgeContactSearch, InteriorEdgePairs, Lifts, MAX_THICKNESS_PER_EDGE,
+    SELF_DEPENETRATION_SPEED, SelfContact, SelfContactSearch, StepSweep, Untangler, find_edge_candidates,
+    find_edge_contacts, find_self_contacts, lift_squeezed_vertices, mean_rest_length, project_edge_contacts,
+    project_self_contacts_on, self_collision_thickness, sweep_end,
 };
 use super::{SimParams, StageTimings, stages};
 
@@ -77,6 +80,7 @@ pub struct ClothContacts {
     triangles: Vec<[u32; 3]>,
     search: SelfContactSearch,
     edge_search: EdgeContactSearch,
+    interior: InteriorEdgePairs,
     untangler: Untangler,
     /// The contacts between different cloths of this step, in the combined indices.
     pub contacts: Vec<SelfContact>,
@@ -220,15 +224,20 @@ pub fn find_cloth_contacts(
             let ClothContacts { x, triangles, untangler, contacts, .. } = state;
             untangler.release(x, triangles, contacts);
         }
-        let ClothContacts { x, p, triangles, search, edge_search, .. } = state;
+        let ClothContacts { x, p, triangles, search, edge_search, interior, contacts, .. } = state;
         find_edge_candidates(edge_search, search, x, p, triangles, params.parallel);
+        // the step's first search, over its whole rays; held for its substeps
+        if clock.substep == 0 {
+            interior.find(contacts, (x, p), triangles, &search.groups, band);
+        }
         band
     };
     // an edge–edge contact holds its closest points and normal for one substep: the step's candidates are
     // tested in every substep, over the substep's rays
     state.sweep_gathered(&cloths, clock.dt);
-    let ClothContacts { x, p, triangles, edge_search, edge_contacts, untangler, .. } = state;
+    let ClothContacts { x, p, triangles, edge_search, edge_contacts, untangler, interior, .. } = state;
     find_edge_contacts(edge_search, x, p, triangles, band, params.parallel, edge_contacts);
+    edge_contacts.extend_from_slice(interior.held());
     if params.untangle {
         untangler.release_edges(edge_contacts);
     }

@@ -13,7 +13,7 @@ const PINNED: [(&str, &str); 13] = [
     ("curtain", "99f2fe8c5a13af9d"),
     ("flag", "b6ecca83c4c4f4f5"),
     ("hanging_sheet", "7663c4209c7a0471"),
-    ("layers", "92cf4eb8c325228e"),
+    ("layers", "66cba13241fc05c1"),
     ("leaves", "67475ccdca159580"),
     ("pbd_vs_xpbd", "31787c305e8e8966"),
     ("self_fold", "70ac675a40163595"),

@@ -212,7 +212,7 @@ pub const MAX_TRIANGLES_PER_FREE_EDGE: u32 = 64;
 
 /// The contact of edges `a` and `b` over the substep x → p, if their closest points at x come within `band` of
 /// each other along the direction between them, at x or at p.
-fn edge_contact(a: [u32; 2], b: [u32; 2], x: &[Vec3], p: &[Vec3], band: f32) -> Option<EdgeContact> {
+pub(crate) fn edge_contact(a: [u32; 2], b: [u32; 2], x: &[Vec3], p: &[Vec3], band: f32) -> Option<EdgeContact> {
     let at = |q: &[Vec3], e: [u32; 2]| [q[e[0] as usize], q[e[1] as usize]];
     let (s, t) = closest_parameters(at(x, a), at(x, b))?;
     let point = |q: &[Vec3], e: [u32; 2], u: f32| q[e[0] as usize].lerp(q[e[1] as usize], u);

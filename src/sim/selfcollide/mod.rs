@@ -98,6 +98,7 @@ use bevy::math::Vec3;
 mod diagnostics;
 mod edges;
 mod hash;
+mod interior_edges;
 mod narrow;
 mod patches;
 mod project;
@@ -112,6 +113,7 @@ pub(crate) use self::diagnostics::{count_intersections, count_piercings};
 pub(crate) use self::edges::{
     EdgeContact, EdgeContactSearch, find_edge_candidates, find_edge_contacts, project_edge_contacts,
 };
+pub(crate) use self::interior_edges::InteriorEdgePairs;
 pub use self::project::SELF_DEPENETRATION_SPEED;
 pub(crate) use self::project::{
     DEPENETRATION_PER_STEP, Lifts, lift_squeezed_vertices, project_self_contacts_on, split_in_halves,
