@@ -29,7 +29,7 @@
 
 use bevy::math::Vec3;
 
-use super::{DEPENETRATION_PER_STEP, SelfContactSearch, sorted_edge};
+use super::{DEPENETRATION_PER_STEP, SelfContactSearch, sorted_edges};
 use crate::sim::parallel::SliceOutputs;
 
 /// A contact between edge `a` and edge `b` of another group (see the module docs).
@@ -95,8 +95,7 @@ impl EdgeContactSearch {
         self.triangles.clear();
         self.triangles.extend_from_slice(triangles);
         self.keys.clear();
-        self.keys
-            .extend(triangles.iter().flat_map(|&[i, j, k]| [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)]));
+        self.keys.extend(triangles.iter().flat_map(|&t| sorted_edges(t)));
         self.keys.sort_unstable();
         self.free.clear();
         self.free.extend(self.keys.chunk_by(|a, b| a == b).filter(|run| run.len() == 1).map(|run| run[0]));
@@ -179,7 +178,7 @@ pub(crate) fn find_edge_contacts(
             if [i, j, k, b[0], b[1]].iter().any(|&v| v as usize >= n) {
                 continue;
             }
-            for a in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
+            for a in sorted_edges([i, j, k]) {
                 // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
                 let twice = a > b && is_free(&a);
                 if !twice

@@ -8,12 +8,13 @@
 //! at an end, the pair is a vertex against an edge, which the vertex's contacts hold). They are found in the
 //! step's first search, over the step's rays, and held for its substeps with the constraint of the free edges
 //! (`edges.rs`): their closest points and normal, taken at the step's start, stay a separating plane while
-//! resting sheets slide a little within a step, and one search a step costs `layers` no more than the noise.
+//! resting sheets slide a little within a step, and finding them in every search would cost several times more
+//! (docs/performance.md).
 
 use bevy::math::Vec3;
 
 use super::edges::{EdgeContact, edge_contact};
-use super::{SelfContact, sorted_edge};
+use super::{SelfContact, sorted_edges};
 
 /// The pairs of interior edges of different cloths near the contacts of the last search, and the vertex-to-edge
 /// adjacency they are found with, reused every step (nothing is allocated once grown and the mesh keeps its
@@ -44,12 +45,7 @@ impl InteriorEdgePairs {
         self.triangles.extend_from_slice(triangles);
         self.unique.clear();
         let valid = |t: &&[u32; 3]| t.iter().all(|&v| (v as usize) < n);
-        self.unique.extend(
-            triangles
-                .iter()
-                .filter(valid)
-                .flat_map(|&[i, j, k]| [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)]),
-        );
+        self.unique.extend(triangles.iter().filter(valid).flat_map(|&t| sorted_edges(t)));
         self.unique.sort_unstable();
         self.unique.dedup();
         self.offsets.clear();
@@ -95,7 +91,7 @@ impl InteriorEdgePairs {
             }
             let at = self.offsets[v] as usize..self.offsets[v + 1] as usize;
             for &a in &self.edges[at] {
-                for b in [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)] {
+                for b in sorted_edges([i, j, k]) {
                     self.pairs.push(if a < b { [a, b] } else { [b, a] });
                 }
             }

@@ -179,6 +179,11 @@ fn sorted_edge(a: u32, b: u32) -> [u32; 2] {
     [a.min(b), a.max(b)]
 }
 
+/// The three edges of a triangle, each lower vertex first.
+fn sorted_edges([i, j, k]: [u32; 3]) -> [[u32; 2]; 3] {
+    [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)]
+}
+
 /// The three corner positions of `tri`, or `None` if an index is out of range.
 #[inline]
 fn corners(positions: &[Vec3], tri: &[u32; 3]) -> Option<[Vec3; 3]> {
