@@ -5,7 +5,7 @@ use bevy::math::Vec3;
 
 use super::hash::SpatialHash;
 use super::narrow::barycentric;
-use super::{corners, sorted_edge};
+use super::{corners, unique_edges_into};
 
 /// Barycentric tolerance of [`count_crossings`], so a vertex passing exactly through an edge is not missed.
 const CROSSING_TOLERANCE: f32 = 1e-5;
@@ -97,12 +97,8 @@ pub(super) fn pierces(a: Vec3, b: Vec3, corners: [Vec3; 3]) -> bool {
 
 /// Every edge of `triangles` once, as (lower, higher) vertex pairs in increasing order.
 fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
-    let mut edges: Vec<[u32; 2]> = triangles
-        .iter()
-        .flat_map(|t| [sorted_edge(t[0], t[1]), sorted_edge(t[1], t[2]), sorted_edge(t[2], t[0])])
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
+    let mut edges = Vec::new();
+    unique_edges_into(triangles, &mut edges);
     edges
 }
 

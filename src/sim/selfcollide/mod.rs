@@ -103,6 +103,7 @@ mod narrow;
 mod patches;
 mod project;
 mod search;
+mod survey;
 mod sweep;
 #[cfg(test)]
 mod test_support;
@@ -121,6 +122,7 @@ pub(crate) use self::project::{
 pub use self::search::{
     MAX_CANDIDATES_PER_VERTEX, SelfContactSearch, Strays, find_self_contacts, find_self_contacts_of_strayed,
 };
+pub(crate) use self::survey::CrossingSurvey;
 pub use self::sweep::StepSweep;
 pub(crate) use self::untangle::Untangler;
 
@@ -182,6 +184,14 @@ fn sorted_edge(a: u32, b: u32) -> [u32; 2] {
 /// The three edges of a triangle, each lower vertex first.
 fn sorted_edges([i, j, k]: [u32; 3]) -> [[u32; 2]; 3] {
     [sorted_edge(i, j), sorted_edge(j, k), sorted_edge(k, i)]
+}
+
+/// Refills `out` with every edge of `triangles` once, lower vertex first, in increasing order.
+fn unique_edges_into(triangles: &[[u32; 3]], out: &mut Vec<[u32; 2]>) {
+    out.clear();
+    out.extend(triangles.iter().flat_map(|&t| sorted_edges(t)));
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// The three corner positions of `tri`, or `None` if an index is out of range.

@@ -22,10 +22,22 @@
 //! with), or one that runs from border to border without separating the piece, leaves its region joined to the
 //! rest: nothing is released there and the contacts behave as before. The analysis is local and cheap: a
 //! pierce test per contact and vertex edge, then one union–find over the uncut edges when anything was cut.
+//!
+//! Between cloths ([`Untangler::untangle_cloths`]) releasing is not enough. Two sheets started through each other
+//! cross along a line that ends at a border of each, which separates neither, and nothing pulls a sheet back
+//! through another: the contacts held such a crossing for good. There the edges a survey of the whole cloths
+//! finds through another cloth (`survey.rs`) are cut too, and for each pair of crossed cloths the contacts on the
+//! crossing of one of them are *turned*: those of a vertex at a cut edge with a pierced triangle keep the vertex on
+//! the side of the other cloth where most of its contacts with it lie. The cloth with fewer contacts on its lesser
+//! side is the one turned (both would swap sides and cross again), the choice stays while the two stay crossed,
+//! and a cloth is turned against one other at a time. A turned vertex starts on the wrong side: its contact lifts
+//! it through in x and p alike, as a squeezed pair is parted (`project.rs`), so the move becomes no velocity; its
+//! neighbours' edges then cross, and turn in their turn, until the crossing is gone.
 
 use bevy::math::Vec3;
 
 use super::diagnostics::pierces;
+use super::survey::Piercing;
 use super::{EdgeContact, SelfContact, corners};
 
 /// The mesh graph of one cloth and the scratch of the analysis; allocates nothing once grown, and rebuilds the
@@ -52,6 +64,45 @@ pub(crate) struct Untangler {
     pierced: Vec<bool>,
     /// The last [`Untangler::release`] cut an edge: `tangled` and `pierced` describe its crossing.
     crossing: bool,
+    /// Per vertex: an end of a cut edge.
+    cut_end: Vec<bool>,
+    /// The pairs of pieces the last release found through each other.
+    crossed: Vec<CrossedPair>,
+    /// The pairs the last turning release found crossed, with its choices: kept while they stay crossed, so a
+    /// crossing that the contacts see nearly balanced does not swap its mover from step to step.
+    chosen: Vec<CrossedPair>,
+    /// The last release turned the contacts of crossed pieces ([`Untangler::untangle_cloths`]).
+    turning: bool,
+}
+
+/// Two pieces (cloths) an edge of one pierces a triangle of, on which side of each other their contacts lie, and
+/// which of them goes back through the other.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CrossedPair {
+    /// The pieces' roots, lower first.
+    pieces: [u32; 2],
+    /// Per piece of the pair: how many of its vertices' contacts with the other lie on the other's back (−) and
+    /// front (+).
+    sides: [[u32; 2]; 2],
+    /// The piece (0 or 1) whose contacts on the crossing are turned, and the side of the other they are turned to.
+    turned: Option<(usize, f32)>,
+}
+
+impl CrossedPair {
+    /// Chooses the piece that goes back through the other: one with contacts on both sides, the one with fewer on
+    /// its lesser side (as many: the higher root), turned to the side of the other where most of its contacts lie.
+    /// One of the two moves, or both would swap sides and cross again.
+    fn choose(&mut self) {
+        let lesser = |k: usize| self.sides[k][0].min(self.sides[k][1]);
+        let mover = if lesser(1) > 0 && lesser(1) <= lesser(0) || lesser(0) == 0 { 1 } else { 0 };
+        let side = if self.sides[mover][1] >= self.sides[mover][0] { 1.0 } else { -1.0 };
+        self.turned = (lesser(mover) > 0).then_some((mover, side));
+    }
+
+    /// The side piece `k` is turned to, if it is the one that moves.
+    fn turned_side(&self, k: usize) -> Option<f32> {
+        self.turned.filter(|&(mover, _)| mover == k).map(|(_, side)| side)
+    }
 }
 
 /// No part chosen yet.
@@ -61,23 +112,70 @@ impl Untangler {
     /// Drops from `contacts` the pairs whose vertex or a triangle corner is tangled at `x` (see the module
     /// docs). Returns the number of tangled vertices.
     pub fn release(&mut self, x: &[Vec3], triangles: &[[u32; 3]], contacts: &mut Vec<SelfContact>) -> usize {
+        self.analyse(x, triangles, contacts, &[], None)
+    }
+
+    /// Between cloths (pieces of the combined mesh): cuts the edges `surveyed` found through another cloth as well
+    /// as those the contacts see, and in one cloth of each crossed pair turns the contacts on the crossing to the
+    /// side of the other cloth where most of its contacts lie, instead of dropping them (the module docs). The
+    /// choice of cloth and side stays while the two stay crossed. The contacts whose vertex is on the wrong side go
+    /// to `turned` (cleared first), with their new side; the others stay. Returns the number of tangled vertices.
+    pub fn untangle_cloths(
+        &mut self,
+        x: &[Vec3],
+        triangles: &[[u32; 3]],
+        contacts: &mut Vec<SelfContact>,
+        surveyed: &[Piercing],
+        turned: &mut Vec<SelfContact>,
+    ) -> usize {
+        turned.clear();
+        self.analyse(x, triangles, contacts, surveyed, Some(turned))
+    }
+
+    fn analyse(
+        &mut self,
+        x: &[Vec3],
+        triangles: &[[u32; 3]],
+        contacts: &mut Vec<SelfContact>,
+        surveyed: &[Piercing],
+        mut turned: Option<&mut Vec<SelfContact>>,
+    ) -> usize {
         let n = x.len();
+        let turn = turned.is_some();
         self.crossing = false;
+        self.turning = false;
         if contacts.is_empty() {
+            self.chosen.clear();
             return 0;
         }
         if self.graph_of != triangles || self.piece.len() != n {
             self.build_graph(triangles, n);
         }
-        if !self.cut_piercing_edges(x, triangles, contacts) {
+        let by_contacts = self.cut_piercing_edges(x, triangles, contacts);
+        if !(self.cut_surveyed(triangles, surveyed) || by_contacts) {
+            self.chosen.clear();
             return 0;
         }
         self.split_pieces(n);
         self.crossing = true;
-        let (tangled, pierced) = (&self.tangled, &self.pierced);
+        self.turning = turn;
+        if turn {
+            self.count_sides(triangles, contacts);
+            self.choose_movers();
+        }
         let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
-        contacts.retain(|c| {
+        let (tangled, pierced) = (&self.tangled, &self.pierced);
+        contacts.retain_mut(|c| {
             let Some(tri) = triangles.get(c.triangle as usize) else { return true };
+            if let Some(turned) = turned.as_deref_mut()
+                && let Some(side) = self.turned_side(c.vertex, tri)
+            {
+                if side != c.side {
+                    turned.push(SelfContact { side, ..*c });
+                    return false;
+                }
+                return true;
+            }
             let any_corner = |of: &Vec<bool>| tri.iter().any(|&v| flag(of, v));
             let on_crossing = |v: u32| flag(tangled, v) || flag(pierced, v);
             let tangled_triangle = any_corner(tangled);
@@ -87,10 +185,82 @@ impl Untangler {
         tangled.iter().filter(|&&t| t).count()
     }
 
+    /// Whether vertex `v` is on the crossing: tangled, a corner of a pierced triangle or an end of a cut edge.
+    fn near_crossing(&self, v: u32) -> bool {
+        let flag = |of: &Vec<bool>| of.get(v as usize).copied().unwrap_or(false);
+        flag(&self.tangled) || flag(&self.pierced) || flag(&self.cut_end)
+    }
+
+    /// The crossed pair of the pieces of `own` and `other` and the index of `own`'s in it.
+    fn pair(&self, own: u32, other: u32) -> Option<(&CrossedPair, usize)> {
+        let (a, b) = (*self.piece.get(own as usize)?, *self.piece.get(other as usize)?);
+        let pair = self.crossed.iter().find(|pair| pair.pieces == [a.min(b), a.max(b)])?;
+        Some((pair, usize::from(a > b)))
+    }
+
+    /// The side a contact of vertex `v` with triangle `tri` is turned to, where the two pieces crossed and `v`'s is
+    /// the one that moves back, and the contact is on the crossing: `v` an end of a cut edge, `tri` a corner of a
+    /// pierced triangle. Turning every tangled vertex's contacts instead pushed them through folded layers of the
+    /// other cloth. `None` leaves the contact to the release.
+    fn turned_side(&self, v: u32, tri: &[u32; 3]) -> Option<f32> {
+        let (pair, k) = self.pair(v, tri[0])?;
+        let side = pair.turned_side(k)?;
+        let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
+        (flag(&self.cut_end, v) && tri.iter().any(|&c| flag(&self.pierced, c))).then_some(side)
+    }
+
+    /// Each crossed pair keeps the mover it had at the last turning release, or chooses one; but a cloth is turned
+    /// against one other cloth at a time. Three sheets through one another, each turned against both others at
+    /// once, were pushed to and fro between their turned contacts until they flew apart, while each pair of them
+    /// alone came apart in a second.
+    fn choose_movers(&mut self) {
+        let Self { crossed, chosen, .. } = self;
+        let kept = |pair: &CrossedPair| chosen.iter().find(|c| c.pieces == pair.pieces).and_then(|c| c.turned);
+        for pair in crossed.iter_mut() {
+            pair.turned = kept(pair);
+        }
+        // the kept choices first, then new ones, each only for two cloths not turned against another yet
+        for keeping in [true, false] {
+            for k in 0..crossed.len() {
+                if crossed[k].turned.is_some() != keeping {
+                    continue;
+                }
+                if !keeping {
+                    crossed[k].choose();
+                }
+                let pieces = crossed[k].pieces;
+                let busy = |(j, pair): (usize, &CrossedPair)| {
+                    j != k && pair.turned.is_some() && pair.pieces.iter().any(|p| pieces.contains(p))
+                };
+                let earlier = if keeping { &crossed[..k] } else { &crossed[..] };
+                if earlier.iter().enumerate().any(busy) {
+                    crossed[k].turned = None;
+                }
+            }
+        }
+        chosen.clear();
+        chosen.extend_from_slice(crossed);
+    }
+
+    /// Tallies, for every crossed pair, the sides its contacts keep their vertices on.
+    fn count_sides(&mut self, triangles: &[[u32; 3]], contacts: &[SelfContact]) {
+        for c in contacts {
+            let Some(tri) = triangles.get(c.triangle as usize) else { continue };
+            let (Some(&a), Some(&b)) = (self.piece.get(c.vertex as usize), self.piece.get(tri[0] as usize)) else {
+                continue;
+            };
+            if let Some(pair) = self.crossed.iter_mut().find(|pair| pair.pieces == [a.min(b), a.max(b)]) {
+                pair.sides[usize::from(a > b)][usize::from(c.side > 0.0)] += 1;
+            }
+        }
+    }
+
     /// Drops from `edge_contacts` the pairs on the crossing the last [`Untangler::release`] found, by the rule of
     /// its vertex–triangle pairs: a tangled end of one edge with an end of the other on the crossing (tangled, or a
     /// corner of a pierced triangle). Held, they kept crossed cloths crossed: the edges beyond the crossing stayed
-    /// on the far side while the stretch constraints pulled them back. Returns how many were dropped.
+    /// on the far side while the stretch constraints pulled them back. After [`Untangler::untangle_cloths`], also
+    /// the pairs with an end on the crossing of a turned cloth, which would hold it on its old side. Returns how
+    /// many were dropped.
     pub(crate) fn release_edges(&self, edge_contacts: &mut Vec<EdgeContact>) -> usize {
         if !self.crossing {
             return 0;
@@ -98,8 +268,15 @@ impl Untangler {
         let flag = |of: &Vec<bool>, v: u32| of.get(v as usize).copied().unwrap_or(false);
         let tangled = |edge: [u32; 2]| edge.iter().any(|&v| flag(&self.tangled, v));
         let on_crossing = |edge: [u32; 2]| tangled(edge) || edge.iter().any(|&v| flag(&self.pierced, v));
+        // a pair holding a turned part on its old side of the other cloth
+        let turned = |a: [u32; 2], b: [u32; 2]| {
+            self.turning
+                && a.iter().any(|&v| self.near_crossing(v))
+                && self.pair(a[0], b[0]).is_some_and(|(pair, k)| pair.turned_side(k).is_some())
+        };
         let before = edge_contacts.len();
-        edge_contacts.retain(|c| !((tangled(c.a) && on_crossing(c.b)) || (on_crossing(c.a) && tangled(c.b))));
+        let on_crossed = |c: &EdgeContact| (tangled(c.a) && on_crossing(c.b)) || (on_crossing(c.a) && tangled(c.b));
+        edge_contacts.retain(|c| !(on_crossed(c) || turned(c.a, c.b) || turned(c.b, c.a)));
         before - edge_contacts.len()
     }
 
@@ -158,6 +335,9 @@ impl Untangler {
         self.cut.fill(false);
         self.pierced.clear();
         self.pierced.resize(x.len(), false);
+        self.cut_end.clear();
+        self.cut_end.resize(x.len(), false);
+        self.crossed.clear();
         let mut any = false;
         for c in contacts {
             let q = c.vertex as usize;
@@ -176,15 +356,42 @@ impl Untangler {
                 let dr = (xr - corners[0]).dot(normal);
                 let opposite = (dq < 0.0 && dr > 0.0) || (dq > 0.0 && dr < 0.0);
                 if opposite && !tri.contains(&r) && pierces(xq, xr, corners) {
-                    self.cut_edge(q as u32, r);
-                    for &v in tri {
-                        self.pierced[v as usize] = true;
-                    }
+                    self.cut_through(q as u32, r, tri);
                     any = true;
                 }
             }
         }
         any
+    }
+
+    /// Cuts the `surveyed` edges as [`Self::cut_piercing_edges`] cuts those the contacts see; whether there were any.
+    fn cut_surveyed(&mut self, triangles: &[[u32; 3]], surveyed: &[Piercing]) -> bool {
+        let n = self.piece.len();
+        let mut any = false;
+        for &([a, b], t) in surveyed {
+            if let Some(tri) = triangles.get(t as usize)
+                && [a, b].iter().chain(tri).all(|&v| (v as usize) < n)
+            {
+                self.cut_through(a, b, tri);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Cuts edge (a, b), which pierces `tri`: its corners are pierced, and the two pieces crossed.
+    fn cut_through(&mut self, a: u32, b: u32, tri: &[u32; 3]) {
+        self.cut_edge(a, b);
+        for &v in tri {
+            self.pierced[v as usize] = true;
+        }
+        self.cut_end[a as usize] = true;
+        self.cut_end[b as usize] = true;
+        let (p, q) = (self.piece[a as usize], self.piece[tri[0] as usize]);
+        let pieces = [p.min(q), p.max(q)];
+        if p != q && !self.crossed.iter().any(|pair| pair.pieces == pieces) {
+            self.crossed.push(CrossedPair { pieces, sides: [[0; 2]; 2], turned: None });
+        }
     }
 
     /// Marks edge (a, b) cut in both rows.
@@ -371,6 +578,51 @@ mod tests {
         assert_eq!(untangler.release(&flat, &tris, &mut contacts), 0);
         let mut edges = vec![holding, far];
         assert_eq!(untangler.release_edges(&mut edges), 0);
+    }
+
+    /// Sheet B (vertices from 36 on) tilted through sheet A along a line, more of it near A below than above; the
+    /// contacts in a band wide enough to see both sides near the crossing, with the cloths as groups.
+    fn crossed_sheets() -> (Vec<Vec3>, Vec<[u32; 3]>, Vec<SelfContact>, Vec<Piercing>) {
+        let (mut x, mut tris) = (Vec::new(), Vec::new());
+        grid(6, 0.1, Vec3::ZERO, &mut x, &mut tris);
+        grid(6, 0.1, Vec3::new(0.03, -0.02, -0.1), &mut x, &mut tris);
+        // through A between B's last two rows: most of its contacts with A lie below it
+        for q in &mut x[36..] {
+            q.z += 0.22 * q.y;
+        }
+        let mut search = SelfContactSearch::default();
+        search.groups.extend((0..x.len()).map(|v| u32::from(v >= 36)));
+        let mut contacts = Vec::new();
+        find_self_contacts(&mut search, &x, &x, &tris, 0.04, false, &mut contacts);
+        let mut survey = super::super::CrossingSurvey::default();
+        let found = survey.step(&x, &tris, &search.groups).to_vec();
+        (x, tris, contacts, found)
+    }
+
+    #[test]
+    fn crossed_cloths_turn_the_lesser_side_of_one_of_them_back() {
+        let (x, tris, contacts, surveyed) = crossed_sheets();
+        assert!(!surveyed.is_empty() && !contacts.is_empty());
+        let of_b = |c: &SelfContact| c.vertex >= 36;
+        let sides = |b: bool| {
+            let mine = contacts.iter().filter(|c| of_b(c) == b);
+            (mine.clone().filter(|c| c.side < 0.0).count(), mine.filter(|c| c.side > 0.0).count())
+        };
+        // B lies mostly below A, A on both sides of B near the line
+        let (below, above) = sides(true);
+        assert!(below > above && above > 0, "B: {below} below, {above} above");
+        let (mut kept, mut turned) = (contacts.clone(), Vec::new());
+        Untangler::default().untangle_cloths(&x, &tris, &mut kept, &surveyed, &mut turned);
+        assert!(!turned.is_empty(), "some contacts are turned");
+        assert!(kept.iter().all(|c| contacts.contains(c)), "the others are kept as they were, or dropped");
+        // all of one sheet's, each from the side it was on to that sheet's side
+        let mover = of_b(&turned[0]);
+        let (back, front) = sides(mover);
+        let side = if front >= back { 1.0 } else { -1.0 };
+        for c in &turned {
+            assert_eq!((of_b(c), c.side), (mover, side));
+            assert!(contacts.contains(&SelfContact { side: -side, ..*c }));
+        }
     }
 
     #[test]
