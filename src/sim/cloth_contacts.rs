@@ -173,12 +173,14 @@ impl ClothContacts {
     /// Refills the gathered cloths' `x` and where the search sweeps them over `step` seconds, keeping the layout
     /// (the cloths are those of the last [`Self::gather`], with as many particles).
     fn sweep_gathered(&mut self, cloths: &Query<Searched, Awake>, step: f32) {
-        let ClothContacts { cloths: layout, x, p, .. } = self;
+        let ClothContacts { cloths: layout, x, p, w, .. } = self;
         x.clear();
         p.clear();
+        w.clear();
         for &GatheredCloth { entity, mean_edge, .. } in layout.iter() {
             if let Ok((_, particles, ..)) = cloths.get(entity) {
                 x.extend_from_slice(&particles.x);
+                w.extend_from_slice(&particles.w);
                 p.extend(particles.x.iter().zip(&particles.v).map(|(x, v)| sweep_end(*x, *v, step, mean_edge)));
             }
         }
@@ -230,11 +232,11 @@ pub fn find_cloth_contacts(
         let ClothContacts { x, p, triangles, search, contacts, .. } = state;
         find_self_contacts(search, x, p, triangles, band, params.parallel, contacts);
         if params.untangle {
-            let ClothContacts { x, triangles, untangler, contacts, survey, search, turned, .. } = state;
+            let ClothContacts { x, w, triangles, untangler, contacts, survey, search, turned, .. } = state;
             if clock.substep == 0 {
                 survey.step(x, triangles, &search.groups);
             }
-            untangler.untangle_cloths(x, triangles, contacts, survey.found(), turned);
+            untangler.untangle_cloths(x, triangles, contacts, (survey.found(), w), turned);
         }
         let ClothContacts { x, p, triangles, search, edge_search, interior, contacts, .. } = state;
         find_edge_candidates(edge_search, search, x, p, triangles, params.parallel);

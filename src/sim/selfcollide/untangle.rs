@@ -30,7 +30,8 @@
 //! crossing of one of them are *turned*: those of a vertex at a cut edge with a pierced triangle keep the vertex on
 //! the side of the other cloth where most of its contacts with it lie. The cloth with fewer contacts on its lesser
 //! side is the one turned (both would swap sides and cross again), the choice stays while the two stay crossed,
-//! and a cloth is turned against one other at a time. A turned vertex starts on the wrong side: its contact lifts
+//! and a cloth is turned against one other at a time. A cloth with a fixed vertex (pinned, gripped) is never
+//! turned: the rest of it cannot follow. A turned vertex starts on the wrong side: its contact lifts
 //! it through in x and p alike, as a squeezed pair is parted (`project.rs`), so the move becomes no velocity; its
 //! neighbours' edges then cross, and turn in their turn, until the crossing is gone.
 
@@ -68,6 +69,9 @@ pub(crate) struct Untangler {
     cut_end: Vec<bool>,
     /// The pairs of pieces the last release found through each other.
     crossed: Vec<CrossedPair>,
+    /// The roots of the pieces with a fixed vertex (w = 0: pinned, gripped), which are never turned: the rest of
+    /// such a piece cannot follow where its turned vertices go, and lifting them fought the pins for good.
+    held_pieces: Vec<u32>,
     /// The pairs the last turning release found crossed, with its choices: kept while they stay crossed, so a
     /// crossing that the contacts see nearly balanced does not swap its mover from step to step.
     chosen: Vec<CrossedPair>,
@@ -112,7 +116,7 @@ impl Untangler {
     /// Drops from `contacts` the pairs whose vertex or a triangle corner is tangled at `x` (see the module
     /// docs). Returns the number of tangled vertices.
     pub fn release(&mut self, x: &[Vec3], triangles: &[[u32; 3]], contacts: &mut Vec<SelfContact>) -> usize {
-        self.analyse(x, triangles, contacts, &[], None)
+        self.analyse(x, triangles, contacts, (&[], &[]), None)
     }
 
     /// Between cloths (pieces of the combined mesh): cuts the edges `surveyed` found through another cloth as well
@@ -125,11 +129,11 @@ impl Untangler {
         x: &[Vec3],
         triangles: &[[u32; 3]],
         contacts: &mut Vec<SelfContact>,
-        surveyed: &[Piercing],
+        (surveyed, w): (&[Piercing], &[f32]),
         turned: &mut Vec<SelfContact>,
     ) -> usize {
         turned.clear();
-        self.analyse(x, triangles, contacts, surveyed, Some(turned))
+        self.analyse(x, triangles, contacts, (surveyed, w), Some(turned))
     }
 
     fn analyse(
@@ -137,7 +141,7 @@ impl Untangler {
         x: &[Vec3],
         triangles: &[[u32; 3]],
         contacts: &mut Vec<SelfContact>,
-        surveyed: &[Piercing],
+        (surveyed, w): (&[Piercing], &[f32]),
         mut turned: Option<&mut Vec<SelfContact>>,
     ) -> usize {
         let n = x.len();
@@ -160,6 +164,11 @@ impl Untangler {
         self.crossing = true;
         self.turning = turn;
         if turn {
+            self.held_pieces.clear();
+            let fixed = w.iter().zip(&self.piece).filter(|(w, _)| **w == 0.0);
+            self.held_pieces.extend(fixed.map(|(_, piece)| *piece));
+            self.held_pieces.sort_unstable();
+            self.held_pieces.dedup();
             self.count_sides(triangles, contacts);
             self.choose_movers();
         }
@@ -249,6 +258,9 @@ impl Untangler {
             let (Some(&a), Some(&b)) = (self.piece.get(c.vertex as usize), self.piece.get(tri[0] as usize)) else {
                 continue;
             };
+            if self.held_pieces.contains(&a) {
+                continue;
+            }
             if let Some(pair) = self.crossed.iter_mut().find(|pair| pair.pieces == [a.min(b), a.max(b)]) {
                 pair.sides[usize::from(a > b)][usize::from(c.side > 0.0)] += 1;
             }
@@ -389,7 +401,10 @@ impl Untangler {
         self.cut_end[b as usize] = true;
         let (p, q) = (self.piece[a as usize], self.piece[tri[0] as usize]);
         let pieces = [p.min(q), p.max(q)];
-        if p != q && !self.crossed.iter().any(|pair| pair.pieces == pieces) {
+        if p == q {
+            return;
+        }
+        if !self.crossed.iter().any(|pair| pair.pieces == pieces) {
             self.crossed.push(CrossedPair { pieces, sides: [[0; 2]; 2], turned: None });
         }
     }
@@ -612,7 +627,8 @@ mod tests {
         let (below, above) = sides(true);
         assert!(below > above && above > 0, "B: {below} below, {above} above");
         let (mut kept, mut turned) = (contacts.clone(), Vec::new());
-        Untangler::default().untangle_cloths(&x, &tris, &mut kept, &surveyed, &mut turned);
+        let w = vec![1.0; x.len()];
+        Untangler::default().untangle_cloths(&x, &tris, &mut kept, (&surveyed, &w), &mut turned);
         assert!(!turned.is_empty(), "some contacts are turned");
         assert!(kept.iter().all(|c| contacts.contains(c)), "the others are kept as they were, or dropped");
         // all of one sheet's, each from the side it was on to that sheet's side
