@@ -13,20 +13,24 @@ use crate::common::{fastest_vertex, largest_edge};
 /// The fastest vertex over `frames` steps of the scene file `name` in `tests/scenes/`, the largest ratio l/l0 of
 /// an edge at the end, and the moves the speed cap shortened.
 fn peak_speed_and_largest_edge(name: &str, frames: u32) -> (f32, f32, u64) {
-    peak_speed_and_largest_edge_at(name, frames, None)
+    let (peak, largest, capped, _) = peak_speed_and_largest_edge_at(name, frames, None);
+    (peak, largest, capped)
 }
 
-/// [`peak_speed_and_largest_edge`] with the scene's substeps replaced by `substeps`.
-fn peak_speed_and_largest_edge_at(name: &str, frames: u32, substeps: Option<u32>) -> (f32, f32, u64) {
+/// [`peak_speed_and_largest_edge`] with the scene's substeps replaced by `substeps`, and the largest rise of the
+/// scene's energy over its start, as the headless report's `energy_gain` (meaningful in a closed scene only).
+fn peak_speed_and_largest_edge_at(name: &str, frames: u32, substeps: Option<u32>) -> (f32, f32, u64, f32) {
     let path = format!("{}/tests/scenes/{name}", env!("CARGO_MANIFEST_DIR"));
     let mut scene = preset::load(&path).unwrap();
     if let Some(substeps) = substeps {
         scene.params.substeps = substeps;
     }
     let mut app = headless::headless_app(scene);
+    let mut energy = headless::EnergyWatch::new(app.world_mut());
     let mut peak = 0.0f32;
     for _ in 0..frames {
         app.update();
+        energy.after_step(app.world_mut());
         peak = peak.max(fastest_vertex(app.world_mut()));
     }
     let world = app.world_mut();
@@ -36,7 +40,7 @@ fn peak_speed_and_largest_edge_at(name: &str, frames: u32, substeps: Option<u32>
         "{name} ({substeps:?} substeps): fastest vertex {peak:.2} m/s, largest edge {largest:.3}× its rest length, \
          {capped} capped"
     );
-    (peak, largest, capped)
+    (peak, largest, capped, energy.gain())
 }
 
 /// XPBD with a zero bending compliance on a stretch compliance of 0.01 m/N, dropped edge first: the landing
@@ -53,13 +57,17 @@ fn stiff_xpbd_bending_on_a_soft_xpbd_cloth_lands_in_one_piece() {
 }
 
 /// The same drop at 4, 16 and 32 substeps: with the folds left, the more substeps the harder the landing
-/// crumple threw its vertices (16: 15 capped moves; 32: 1,899 and edges 4.8× at frame 240).
+/// crumple threw its vertices (16: 15 capped moves; 32: 1,899 and edges 4.8× at frame 240). The crumple still
+/// whips a corner of this rubber-soft cloth to 20 m/s at 32 substeps (19.6 and 20.2 under the two friction
+/// rules, docs/reliability.md), but the drop's energy never rises above its start.
 #[test]
 fn stiff_xpbd_bending_on_a_soft_xpbd_cloth_lands_in_one_piece_whatever_the_substeps() {
     for substeps in [4, 16, 32] {
-        let (peak, largest, capped) = peak_speed_and_largest_edge_at("xpbd_rigid_bend_drop.ron", 240, Some(substeps));
+        let (peak, largest, capped, gain) =
+            peak_speed_and_largest_edge_at("xpbd_rigid_bend_drop.ron", 240, Some(substeps));
+        assert!(gain < 0.001, "{substeps} substeps: the drop gained {gain} of its energy");
         assert_eq!(capped, 0, "{substeps} substeps: the speed cap shortened {capped} moves");
-        assert!(peak < 20.0, "{substeps} substeps: a vertex reached {peak} m/s");
+        assert!(peak < 25.0, "{substeps} substeps: a vertex reached {peak} m/s");
         assert!(largest < 1.1, "{substeps} substeps: an edge is {largest}× its rest length");
     }
 }

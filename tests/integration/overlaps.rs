@@ -57,13 +57,15 @@ fn a_sheet_started_into_the_ground_comes_out_without_being_launched() {
     }
 }
 
-/// Half the sheet in the ground, at rest after 2 s: on the ground, none of it below the surface.
+/// Half the sheet in the ground, at rest after 2 s: on the ground, none of it below the surface. Where the half
+/// that comes out meets the half that fell it rests folded, 11 cm high (5 cm while static friction's cone widened
+/// with the iterations); its top started 0.43 m up, and a sheet launched by its push out left at the speed cap.
 #[test]
 fn a_sheet_started_half_into_the_ground_ends_on_it() {
     let scene = tilted_sheet(0.433);
     let report = headless::run(preset::parse(scene.as_bytes(), "tilted.ron").unwrap(), 240).unwrap();
     let [low, high] = report.bounds.unwrap();
-    assert!(low.y > -1e-3 && high.y < 0.05, "the sheet spans y = {} to {} m", low.y, high.y);
+    assert!(low.y > -1e-3 && high.y < 0.15, "the sheet spans y = {} to {} m", low.y, high.y);
     assert!(report.max_speed < 0.2, "still moving at {} m/s", report.max_speed);
 }
 

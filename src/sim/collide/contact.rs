@@ -33,6 +33,9 @@ pub struct Contact {
     pub moved: Vec3,
     /// The part of `moved` whose reaction a body took within the projection (`project_contacts`), metres.
     pub shared: Vec3,
+    /// The tangential slip static friction took back in this step, relative to the surface, metres: with the
+    /// slip left it is what the vertex would have slid, which Coulomb's cone bounds (`project_contacts`).
+    pub stopped: Vec3,
     /// The vertex is leaving a starting overlap (`depenetrate`): its body takes no part of the push.
     pub leaving: bool,
     /// Velocity change of line (16), m/s.
@@ -70,6 +73,7 @@ impl Contact {
             pushed: 0.0,
             moved: Vec3::ZERO,
             shared: Vec3::ZERO,
+            stopped: Vec3::ZERO,
             leaving: false,
             response: Vec3::ZERO,
             friction: surface.0,

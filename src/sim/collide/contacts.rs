@@ -302,8 +302,10 @@ pub(super) fn bounding_box(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
 
 /// Projects every contact. A surface contact with C(p) = (p − q)·n < 0 moves p back onto the surface along
 /// n; a collider that is no body has infinite mass within the loop, so the whole correction goes to the particle
-/// and is added up in [`Contact::pushed`]. Then static friction with the collider's μ: a tangential displacement
-/// relative to the surface, p − x − surface shift, of at most μ · pushed is removed. A body (in `bodies`, by
+/// and is added up in [`Contact::pushed`]. Then static friction with the collider's μ: the tangential displacement
+/// relative to the surface, p − x − surface shift, is removed while it and what friction took back in the
+/// earlier iterations ([`Contact::stopped`]) are within μ · pushed: weighing the latest iteration's slip alone
+/// would widen the cone with every iteration. A body (in `bodies`, by
 /// collider) shares each push and stop with the vertex ([`project_on_body`]), and so do the holds, which come
 /// last ([`project_holds`]). Every displacement is added up in [`Contact::moved`] for the body's impulse (§4.2),
 /// and what a body shared already in [`Contact::shared`].
@@ -328,8 +330,9 @@ pub fn project_contacts(p: &mut impl ParticleAccess, x: &[Vec3], contacts: &mut 
         }
         let moved = p.p(i) - x[i] - c.surface_shift;
         let slip = moved - n * moved.dot(n);
-        if c.pushed > 0.0 && slip.length_squared() <= (c.friction * c.pushed).powi(2) {
+        if c.pushed > 0.0 && (slip + c.stopped).length_squared() <= (c.friction * c.pushed).powi(2) {
             p.shift(i, -slip);
+            c.stopped += slip;
         }
         c.moved += p.p(i) - before;
     }
@@ -361,11 +364,12 @@ fn project_on_body(p: &mut impl ParticleAccess, start: Vec3, c: &mut Contact, bo
     let moved = p.p(i) - start - c.surface_shift - (point_now - c.point);
     let slip = moved - n * moved.dot(n);
     let length = slip.length();
-    if c.pushed > 0.0 && length > 0.0 && length <= c.friction * c.pushed {
+    if c.pushed > 0.0 && length > 0.0 && (slip + c.stopped).length() <= c.friction * c.pushed {
         let t = slip / length;
         let impulse = length / (w + body.inverse_mass_along(arm, t));
         p.shift(i, -t * (impulse * w));
         body.take(arm, t * impulse);
+        c.stopped += slip;
     }
     c.moved += p.p(i) - before;
     c.shared += p.p(i) - before;
@@ -677,6 +681,29 @@ mod tests {
         project_contacts(&mut Slices { p: &mut p, w: &[1.0; 2] }, &x, &mut contacts, &mut []);
         assert!((p[0] - x[0]).length() < 1e-6, "held: {}", p[0]);
         assert!((p[1] - Vec3::new(1.08, 0.0, 0.0)).length() < 1e-6, "slides on: {}", p[1]);
+    }
+
+    #[test]
+    fn static_friction_holds_no_more_than_its_cone_over_the_iterations() {
+        // pushed out by 0.1 at μ 0.5: friction can hold back 0.05 of slide in all. A pull of 0.02 an iteration for
+        // five iterations is held for two; had each iteration's slip been weighed alone, all five were held.
+        let ground = fixed(Shape::Plane { point: Vec3::ZERO, normal: Vec3::Y }, 0.5);
+        let x = [Vec3::ZERO];
+        let mut p = [Vec3::new(0.0, -0.1, 0.0)];
+        let mut contacts = Vec::new();
+        generate_contacts(
+            (&x, &p, &[Vec3::ZERO], &[1.0]),
+            &ground,
+            (0.0, 0.1),
+            (&mut SliceOutputs::default(), false),
+            &mut contacts,
+        );
+        for _ in 0..5 {
+            p[0].x += 0.02;
+            project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, &mut []);
+        }
+        assert!((p[0] - Vec3::new(0.06, 0.0, 0.0)).length() < 1e-6, "{}", p[0]);
+        assert!((contacts[0].stopped - Vec3::new(0.04, 0.0, 0.0)).length() < 1e-6, "{}", contacts[0].stopped);
     }
 
     /// Runs a particle resting on a 20° slope through lines (5), (7), (8), (10), (13)–(14) for 10 s and returns
