@@ -192,10 +192,12 @@ impl StepWatch {
                 );
                 found.push(Violation { invariant: "capped", frame, detail });
             }
-            // a vertex leaving a starting overlap, or squeezed inside its own cloth's self-contact band, is moved
-            // out in x as well, on top of its velocity, at up to the depenetration speed each
+            // a vertex leaving a starting overlap, or squeezed inside a contact band, is moved out in x as well, on
+            // top of its velocity, at up to the depenetration speed each: once a substep by its own cloth's
+            // contacts, twice by another cloth's (a crossed pair carried back, a squeezed pair parting)
             let leaving = if self.leaving.contains(entity) { DEPENETRATION_SPEED } else { 0.0 };
-            let lifted = if params.self_collision { SELF_DEPENETRATION_SPEED } else { 0.0 };
+            let lifts = u8::from(params.self_collision) + 2 * u8::from(params.cloth_collision);
+            let lifted = SELF_DEPENETRATION_SPEED * f32::from(lifts);
             let allowed = (carrier + leaving + lifted) * elapsed * 1.01 + 1e-3;
             let furthest = invariants::furthest_move(previous, &particles.x);
             if let Some((i, moved)) = furthest {

@@ -49,6 +49,18 @@ fn a_stiff_fine_sheet_falling_on_a_thick_coarse_cloth_keeps_its_edges() {
 }
 
 #[test]
+fn the_speed_bound_counts_the_lifts_of_cloth_against_cloth() {
+    // a scene the 1000-scene soak found (see the file's comment): its vertices move at the cap, and cloth contacts
+    // lift some of them in x on top of that
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenes/cloths_lifted_at_the_cap.ron");
+    let config = SoakConfig { scenes: 1, frames: 90, seed: 1, threads: 1, out: None, cost: None };
+    let outcome = check_scene(&config, preset::load(path).expect("the scene loads"));
+    let speed: Vec<_> = outcome.violations.iter().filter(|v| v.invariant == "speed").collect();
+    assert!(speed.is_empty(), "{speed:?}");
+    assert!(outcome.worst_move_ratio > 0.95, "the bound is not approached: {}", outcome.worst_move_ratio);
+}
+
+#[test]
 fn a_closed_scene_gaining_energy_breaks_the_energy_invariant_and_a_calm_one_keeps_it() {
     let config = SoakConfig { scenes: 1, frames: 120, seed: 1, threads: 1, out: None, cost: None };
     let energy_broken = |name: &str| {
