@@ -159,6 +159,12 @@ impl StartingOverlaps {
         self.0.allowance.as_deref().unwrap_or_default()
     }
 
+    /// Whether a collider started through one of the cloth's triangles with no vertex inside it, in the cloth's
+    /// first substep (the triangle leaves at the depenetration speed).
+    pub fn triangles_started_inside(&self) -> bool {
+        self.0.triangles_inside
+    }
+
     /// Whether some vertex may still be leaving a starting overlap: not measured yet, or an allowance left.
     pub fn leaving(&self) -> bool {
         self.0.allowance.as_ref().is_none_or(|a| !a.is_empty())

@@ -176,6 +176,7 @@ pub fn generate_collisions(
         let grown = (colliders.as_slice(), material.thickness);
         let overlaps = &mut overlaps.0;
         if overlaps.allowance.is_none() {
+            overlaps.triangles_inside = found.iter().any(|c| c.started_inside);
             let up = (-params.gravity).normalize_or_zero();
             overlaps.exits = choose_exits((x, &mesh.triangles), &contacts.0, grown, up, held);
         }

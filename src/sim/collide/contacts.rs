@@ -71,6 +71,9 @@ pub struct Overlaps {
     /// The directions the vertices leave convex colliders by where their nearest ways out disagree, chosen in
     /// the first substep ([`choose_exits`](super::exits::choose_exits)); cleared with the allowance.
     pub exits: Vec<super::exits::Exit>,
+    /// Whether a collider started through a triangle of the cloth in its first substep (a capsule's round end or a
+    /// box's edge between the vertices): the triangle leaves at the depenetration speed (`features`).
+    pub triangles_inside: bool,
 }
 
 /// Starting overlaps resolved without energy. The cloth's first substep measures how deep each vertex starts inside
@@ -96,7 +99,7 @@ pub fn depenetrate(
     let starting = |c: &Contact| c.kind == ContactKind::Surface && (c.vertex as usize) < x.len() && !held(c.vertex);
     // below the surface where it was at the start of the substep: a moving surface's own motion carries the vertex
     let depth_of = |c: &Contact| (c.point - c.surface_shift - x[c.vertex as usize]).dot(c.normal);
-    let Overlaps { allowance, lift, exits } = overlaps;
+    let Overlaps { allowance, lift, exits, .. } = overlaps;
     lift.clear();
     let allowed = allowance.get_or_insert_with(|| {
         let mut started = Vec::new();

@@ -179,6 +179,9 @@ pub struct FeatureContact {
     pub normal: Vec3,
     /// The gap the triangle keeps from q along n, metres.
     pub gap: f32,
+    /// The triangle started the substep inside the solid at q (within the edge's radius, or through the edge):
+    /// it leaves at the depenetration speed.
+    pub started_inside: bool,
     /// The displacement the projection gave each vertex, summed over the iterations (§4.2).
     pub moved: [Vec3; 3],
 }
@@ -462,6 +465,7 @@ fn search_collider(
                     point: hit.point,
                     normal: hit.normal,
                     gap: hit.gap,
+                    started_inside: hit.started_inside,
                     moved: [Vec3::ZERO; 3],
                 })
             });
@@ -523,6 +527,8 @@ struct FeatureHit {
     normal: Vec3,
     /// The gap it keeps: the edge's radius plus the thickness, or less if it started closer.
     gap: f32,
+    /// It started inside the solid: within the edge's radius of it, or past it.
+    started_inside: bool,
 }
 
 /// The piece of an edge over a triangle: where it starts and ends along the edge, the barycentric coordinates
@@ -615,7 +621,7 @@ fn feature_hits(
         let on_at_start = bary.x * tri.start[0] + bary.y * tri.start[1] + bary.z * tri.start[2];
         let start_gap = (on_at_start - start_edge.ends[0].lerp(start_edge.ends[1], along)).dot(normal);
         let gap = full_gap.min(start_gap + DEPENETRATION_SPEED * dt);
-        hit(FeatureHit { point: q, bary: bary.to_array(), normal, gap });
+        hit(FeatureHit { point: q, bary: bary.to_array(), normal, gap, started_inside: start_gap < edge.radius });
     }
 }
 
@@ -781,6 +787,7 @@ mod tests {
             point: Vec3::new(0.01, 0.99, 0.01),
             normal: Vec3::Y,
             gap: 0.01,
+            started_inside: false,
             moved: [Vec3::ZERO; 3],
         };
         let mut view = crate::sim::constraints::access::Slices { p: &mut p, w: &[0.0, 1.0, 1.0] };

@@ -73,7 +73,7 @@ pub struct SceneOutcome {
     /// Free vertex moves the speed cap shortened (an alarm: `capped` fails a scene whose carriers are slow).
     pub capped_moves: u64,
     /// Whether and how the energy was checked: `checked`, `open` (something outside does work) or `overlap` (a
-    /// cloth or a body started inside a collider and is lifted out, [`Energy`]).
+    /// cloth or a body started inside a collider, or a collider through a cloth triangle, [`Energy`]).
     pub energy: Energy,
     /// In a checked scene, the largest (E − E₀) / max(E₀, 1 mJ) after a step.
     pub energy_gain: Option<f32>,
@@ -336,7 +336,8 @@ pub enum Energy {
     Checked,
     /// Open: wind, moving pins, grips or colliders, throws or a balloon's pressure do work on it.
     Open,
-    /// Closed, but a cloth or a body started inside a collider: lifting it out raises its potential energy.
+    /// Closed, but a cloth or a body started inside a collider, or a collider through a cloth triangle: lifting it
+    /// out raises its potential energy.
     Overlap,
 }
 
@@ -403,9 +404,11 @@ fn watch(desc: SceneDesc, config: &SoakConfig, outcome: &mut SceneOutcome) {
     outcome.violations.append(&mut step_watch.violations);
 }
 
-/// Whether a cloth started inside a collider ([`StartingOverlaps`], measured in the first step).
+/// Whether a cloth started inside a collider, a vertex or a triangle ([`StartingOverlaps`], measured in the first
+/// step).
 fn starts_inside_a_collider(world: &mut World) -> bool {
-    world.query::<&StartingOverlaps>().iter(world).any(|o| !o.allowance().is_empty())
+    let inside = |o: &StartingOverlaps| !o.allowance().is_empty() || o.triangles_started_inside();
+    world.query::<&StartingOverlaps>().iter(world).any(inside)
 }
 
 /// Whether a body starts more than a millimetre inside another collider: a point of its solid (a ball's centre, a
