@@ -52,8 +52,8 @@ shot() { # preset file frames [view]
   return "$status"
 }
 
-# 45 frames: lavapipe draws about two a second and the fixed steps keep up with the clock, so each scene has run
-# about ten simulated seconds by then.
+# 45 frames: a shot runs one fixed step per frame (`--screenshot`), so each scene is shown at 0.75 simulated
+# seconds however slowly lavapipe draws.
 for preset in hanging_sheet sphere_drape balloon; do
   shot "$preset" "$out/$preset.png" 45
   python3 .ci/cloth_pixels.py share "$out/$preset.png" 1.0 40.0

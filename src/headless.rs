@@ -11,8 +11,9 @@ use serde::Serialize;
 use crate::plugins::ClothSolverPlugins;
 use crate::scene::{ScenePlugin, SceneRequest, desc::SceneDesc, spawn::SceneStatus};
 use crate::sim::cloth::ClothCollider;
-use crate::sim::cloth::{BendConstraints, Contacts, Particles, StretchConstraints};
+use crate::sim::cloth::{Balloon, BendConstraints, Contacts, Particles, StretchConstraints};
 use crate::sim::colliders::CollisionWorld;
+use crate::sim::constraints::volume::enclosed_volume;
 use crate::sim::plugin::match_fixed_timestep_to_cloth;
 use crate::sim::rigid::ClothRigidBody;
 use crate::sim::selfcollide::{count_intersections, count_piercings};
@@ -75,6 +76,10 @@ pub struct HeadlessReport {
     /// potential energy over its start E₀, (E − E₀) / max(E₀, 1 mJ) after any frame ([`scene_energy`]); `null`
     /// in an open scene, where wind, moving pins or colliders, throws or pressure do work.
     pub energy_gain: Option<f32>,
+    /// Each balloon's enclosed volume at the end over its goal k_pressure · V0 (§4.4), in the cloths' order: 1
+    /// for a balloon as full as its pressure asks, less while it is squeezed (its volume constraint is projected
+    /// with the others, so contacts can hold it below).
+    pub balloon_fill: Vec<f32>,
     /// Cloths asleep at the end ([`SleepPlugin`](crate::sim::SleepPlugin)): at rest, and no longer stepped.
     pub asleep: usize,
     /// Mean wall time of the simulation per frame, milliseconds.
@@ -275,6 +280,7 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         collider_piercings: 0,
         capped_moves: 0,
         energy_gain: None,
+        balloon_fill: Vec::new(),
         asleep: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
@@ -297,10 +303,16 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         &Contacts,
         &crate::sim::cloth::ClothMesh,
         (&crate::sim::cloth::Cloth, &crate::sim::cloth::CappedMoves, Has<crate::sim::cloth::Asleep>),
+        Option<&Balloon>,
     )>();
+    let pressure = world.resource::<crate::sim::SimParams>().pressure;
     let mut cloth_hashes = Vec::new();
     let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
-    for (particles, stretch, bend, contacts, mesh, (cloth, capped, asleep)) in cloths.iter(world) {
+    for (particles, stretch, bend, contacts, mesh, (cloth, capped, asleep), balloon) in cloths.iter(world) {
+        if let Some(balloon) = balloon {
+            let volume = enclosed_volume(&particles.x, &mesh.triangles);
+            r.balloon_fill.push(volume / (balloon.rest_volume * pressure));
+        }
         r.cloths += 1;
         r.capped_moves += capped.0;
         r.asleep += usize::from(asleep);

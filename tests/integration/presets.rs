@@ -13,13 +13,15 @@ use drape::scene::snapshot::{LiveCloth, snapshot};
 use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 18] = [
+const SHIPPED: [&str; 20] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
     "curtain",
     "flag",
+    "gears",
     "hanging_sheet",
+    "inflated",
     "layers",
     "leaves",
     "level",

@@ -6,13 +6,14 @@ use drape::headless;
 use drape::scene::preset;
 
 /// (preset, `state_hash` after 120 frames with `parallel: false`) of the presets without rigid bodies.
-const PINNED: [(&str, &str); 13] = [
+const PINNED: [(&str, &str); 14] = [
     ("balloon", "db48eade5118d840"),
     ("barrel", "4f4b021bcc1028c6"),
     ("bend_vs_stretch", "8ee16ae74990f820"),
     ("curtain", "99f2fe8c5a13af9d"),
     ("flag", "51ebfa6a7ead8bab"),
     ("hanging_sheet", "7663c4209c7a0471"),
+    ("inflated", "0ebff195145d68e8"),
     ("layers", "cb85dfb18b15cb79"),
     ("leaves", "53c0465437ca8a3d"),
     ("pbd_vs_xpbd", "31787c305e8e8966"),
@@ -24,7 +25,8 @@ const PINNED: [(&str, &str); 13] = [
 
 /// The same for the presets with rigid bodies or mesh colliders, which Avian steps (issue 26). The integration
 /// tests need the demo's features, Avian among them: a table for a build without Avian could never run.
-const PINNED_BODIES: [(&str, &str); 5] = [
+const PINNED_BODIES: [(&str, &str); 6] = [
+    ("gears", "f7f6328d35654ff7"),
     ("level", "835641866bf35969"),
     ("mannequin", "ce8ce07f937d85ee"),
     ("pile", "d379a4e0b7914bbe"),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::time::TimeUpdateStrategy;
 use bevy::window::{PresentMode, WindowResolution};
 use bevy_egui::EguiPlugin;
 use bevy_panorbit_camera::PanOrbitCameraPlugin;
@@ -19,7 +20,8 @@ use drape::scene::{ScenePlugin, SceneRequest, desc::SceneDesc};
 use drape::sim::SanitizeParamsSystems;
 use drape::sim::plugin::match_fixed_timestep_to_cloth;
 
-/// Take a screenshot of the window after `frames` frames, save it to `path`, and exit.
+/// Take a screenshot of the window after `frames` frames, save it to `path`, and exit. Each frame then advances
+/// the simulation by one fixed step, so a shot shows the scene at the same simulated time on any machine.
 #[derive(Resource, Clone, Debug)]
 pub struct ScreenshotPlan {
     /// Where to save the screenshot.
@@ -71,7 +73,9 @@ pub fn window_app(desc: SceneDesc, screenshot: Option<ScreenshotPlan>, view: Vie
     app.insert_resource(view);
     app.add_systems(Startup, cpu_clustering_on_software_renderers);
     if let Some(plan) = screenshot {
-        app.insert_resource(plan).add_systems(Update, take_screenshot_and_exit);
+        app.insert_resource(plan)
+            .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+            .add_systems(Update, take_screenshot_and_exit);
     }
     app
 }
