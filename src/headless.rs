@@ -78,7 +78,7 @@ pub struct HeadlessReport {
     pub energy_gain: Option<f32>,
     /// Each balloon's enclosed volume at the end over its goal k_pressure · V0 (§4.4), in the cloths' order: 1
     /// for a balloon as full as its pressure asks, less while it is squeezed (its volume constraint is projected
-    /// with the others, so contacts can hold it below).
+    /// with the others, so contacts can hold it below), 0 once torn (it bursts).
     pub balloon_fill: Vec<f32>,
     /// Cloths asleep at the end ([`SleepPlugin`](crate::sim::SleepPlugin)): at rest, and no longer stepped.
     pub asleep: usize,
@@ -310,7 +310,8 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
     let (mut all_positions, mut all_triangles) = (Vec::new(), Vec::new());
     for (particles, stretch, bend, contacts, mesh, (cloth, capped, asleep), balloon) in cloths.iter(world) {
         if let Some(balloon) = balloon {
-            let volume = enclosed_volume(&particles.x, &mesh.triangles);
+            // a torn balloon is open: it holds no air, and its mesh encloses no volume to measure
+            let volume = if cloth.tears == 0 { enclosed_volume(&particles.x, &mesh.triangles) } else { 0.0 };
             r.balloon_fill.push(volume / (balloon.rest_volume * pressure));
         }
         r.cloths += 1;

@@ -221,3 +221,23 @@ fn a_closed_scene_reports_its_energy_gain_and_an_open_one_none() {
     // the flag's wind does work on it
     assert_eq!(headless::run(preset::load("flag").unwrap(), 10).unwrap().energy_gain, None);
 }
+
+#[test]
+fn balloons_report_how_full_they_are_and_a_burst_one_nothing() {
+    let balloon = |pressure: f32, tearing: bool| SceneDesc {
+        name: "balloon_fill".into(),
+        params: drape::sim::SimParams { gravity: Vec3::ZERO, pressure, tearing, tear_threshold: 1.1, ..default() },
+        cloths: vec![ClothDesc {
+            shape: ClothShape::Icosphere { subdivisions: 2, radius: 0.3 },
+            balloon: true,
+            ..ClothDesc::default()
+        }],
+        ..SceneDesc::default()
+    };
+    let full = headless::run(balloon(1.5, false), 240).unwrap();
+    assert!(full.balloon_fill.len() == 1 && (full.balloon_fill[0] - 1.0).abs() < 0.05, "{:?}", full.balloon_fill);
+    // pumped to twice its volume, its edges would have to stretch by 2^(1/3) = 1.26; they tear at 1.1 and it bursts
+    let burst = headless::run(balloon(2.0, true), 240).unwrap();
+    assert!(burst.torn_edges > 0 && burst.balloon_fill == [0.0], "{} torn, {:?}", burst.torn_edges, burst.balloon_fill);
+    assert!(headless::run(preset::load("hanging_sheet").unwrap(), 1).unwrap().balloon_fill.is_empty());
+}
