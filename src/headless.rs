@@ -80,6 +80,9 @@ pub struct HeadlessReport {
     /// for a balloon as full as its pressure asks, less while it is squeezed (its volume constraint is projected
     /// with the others, so contacts can hold it below), 0 once torn (it bursts).
     pub balloon_fill: Vec<f32>,
+    /// The largest distance of a worn cloth's attached vertex from its skinned target at the end of a step, over
+    /// every step and cloth, metres ([`ClothSkinning`](crate::skinning::ClothSkinning)); `None` without worn cloth.
+    pub max_attachment_error: Option<f32>,
     /// Cloths asleep at the end ([`SleepPlugin`](crate::sim::SleepPlugin)): at rest, and no longer stepped.
     pub asleep: usize,
     /// Mean wall time of the simulation per frame, milliseconds.
@@ -281,11 +284,14 @@ pub fn report(world: &mut World, preset: &str, frames: u32) -> HeadlessReport {
         capped_moves: 0,
         energy_gain: None,
         balloon_fill: Vec::new(),
+        max_attachment_error: None,
         asleep: 0,
         ms_per_frame: 0.0,
         stage_ms: BTreeMap::new(),
         bodies: Vec::new(),
     };
+    r.max_attachment_error =
+        world.query::<&crate::skinning::ClothSkinning>().iter(world).map(|s| s.max_attachment_error).reduce(f32::max);
     let mut bodies: Vec<_> = world.query::<(Entity, &ClothRigidBody, &Transform)>().iter(world).collect();
     bodies.sort_by_key(|(e, _, _)| *e);
     r.bodies = bodies

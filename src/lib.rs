@@ -40,7 +40,7 @@
 //!
 //! [`DrapePlugins`](plugins::DrapePlugins) is a group like Avian's `PhysicsPlugins`: the core loop
 //! ([`ClothSimPlugin`](sim::ClothSimPlugin)), one plugin per concern — self-collision, cloth–cloth contacts,
-//! tearing, tethers, aerodynamics, balloons, sleep — mesh sync and mouse picking. Any of them can be disabled, and a
+//! tearing, tethers, aerodynamics, balloons, sleep, skinning — mesh sync and mouse picking. Any of them can be disabled, and a
 //! disabled one adds no system: `DrapePlugins.build().disable::<TearingPlugin>()`. [`plugins`] has the table.
 //!
 //! ## Features
@@ -60,6 +60,7 @@
 //! | [`prelude`] | what spawning cloth and colliders needs |
 //! | [`plugins`] | [`DrapePlugins`](plugins::DrapePlugins) and the headless [`ClothSolverPlugins`](plugins::ClothSolverPlugins) |
 //! | [`sim`] | the solver: schedule types ([`sim::schedule`]), the core loop ([`sim::plugin`]), stages, components, kernels |
+//! | [`skinning`] | cloth worn by an animated, skinned character: its skeleton and clips from a `.glb` |
 //! | [`spawn`] | building cloth from a grid or any Bevy `Mesh` |
 //! | [`mesh_sync`] | each cloth's `Mesh` updated in place every frame |
 //! | `input` | (feature `picking`) grabbing, flinging and pinning with the mouse |
@@ -85,5 +86,6 @@ pub mod prelude;
 pub mod replay;
 pub mod scene;
 pub mod sim;
+pub mod skinning;
 pub mod spawn;
 pub(crate) mod validate;

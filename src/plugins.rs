@@ -12,6 +12,7 @@
 //! | [`AerodynamicsPlugin`] | wind, gusts and drag |
 //! | [`BalloonPlugin`] | overpressure in closed cloths (§4.4) |
 //! | [`SleepPlugin`] | cloths at rest are not stepped until something could move them |
+//! | [`ClothSkinningPlugin`] | cloth worn by an animated, skinned character |
 //! | [`ClothMeshPlugin`] | each cloth's render `Mesh` updated every frame |
 //! | `ClothPickingPlugin` | (feature `picking`) grabbing and pinning with the mouse |
 //!
@@ -25,6 +26,7 @@ use crate::sim::{
     AerodynamicsPlugin, BalloonPlugin, ClothContactsPlugin, ClothSimPlugin, SelfCollisionPlugin, SleepPlugin,
     TearingPlugin, TethersPlugin,
 };
+use crate::skinning::ClothSkinningPlugin;
 
 /// The simulation's plugins without a render mesh or a mouse: the core loop and every concern plugin, for
 /// headless apps (the headless runner uses it).
@@ -41,6 +43,7 @@ impl PluginGroup for ClothSolverPlugins {
             .add(AerodynamicsPlugin)
             .add(BalloonPlugin)
             .add(SleepPlugin)
+            .add(ClothSkinningPlugin)
     }
 }
 

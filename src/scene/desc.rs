@@ -33,6 +33,9 @@ pub struct SceneDesc {
     pub throws: Vec<ThrowDesc>,
     /// Seed of the random gusts.
     pub seed: u64,
+    /// Animated, skinned characters cloths can be worn by (`ClothDesc::skinning`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub characters: Vec<CharacterDesc>,
     /// Where the scene was read from: its asset path (`presets/NAME.ron`), if it came from the asset folder.
     #[serde(skip)]
     pub source: Option<String>,
@@ -48,6 +51,7 @@ impl Default for SceneDesc {
             camera: CameraDesc::default(),
             throws: Vec::new(),
             seed: 0,
+            characters: Vec::new(),
             source: None,
         }
     }
@@ -65,6 +69,7 @@ impl SceneDesc {
             && self.colliders.iter().all(|c| c.motion == ColliderMotion::Static)
             && self.cloths.iter().all(|c| still(&c.pin_motion) && c.grips.iter().all(|g| still(&g.motion)))
             && (params.pressure <= 1.0 || self.cloths.iter().all(|c| !c.balloon))
+            && self.characters.is_empty()
     }
 }
 
@@ -219,6 +224,10 @@ pub struct ClothDesc {
     /// The solver for this cloth alone, overriding `params.solver` (absent: follow it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub solver: Option<Solver>,
+    /// Worn by a character: the cloth is placed relative to the character's bind pose, its pins follow the
+    /// character's skin and its free vertices stay near it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skinning: Option<SkinningDesc>,
 }
 
 /// Vertices attached to a rigid body: they hold on to the body point where they are at the start, and the
@@ -256,6 +265,7 @@ impl Default for ClothDesc {
             body_grips: Vec::new(),
             tethers: None,
             solver: None,
+            skinning: None,
         }
     }
 }
@@ -301,6 +311,57 @@ impl Fabric {
     /// The back side's sRGB colour: `back_color`, or the front's `color` mixed halfway with a light grey.
     pub fn back(&self, color: [f32; 3]) -> [f32; 3] {
         self.back_color.unwrap_or(color.map(|c| 0.5 * c + 0.5 * 0.82))
+    }
+}
+
+/// An animated, skinned character: a binary glTF file with a skin and clips (`assets/meshes/walker.glb`), where
+/// it stands at t = 0, the clip it plays and how it moves (a `Rotate` turns it too: a walk around a circle).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CharacterDesc {
+    /// The name cloths give in `skinning.character`.
+    pub name: String,
+    /// Asset path of the `.glb` file.
+    pub file: String,
+    /// Where the character stands at t = 0.
+    pub placement: Placement,
+    /// The clip it plays, by name.
+    pub animation: String,
+    /// How it moves from its placement.
+    pub motion: Motion,
+}
+
+impl Default for CharacterDesc {
+    fn default() -> Self {
+        Self {
+            name: "character".into(),
+            file: "meshes/walker.glb".into(),
+            placement: Placement::default(),
+            animation: "idle".into(),
+            motion: Motion::Fixed,
+        }
+    }
+}
+
+/// How a cloth is worn by a character (Jolt's and PhysX's skinned constraints): its pins are attached to the
+/// character's skin, and each free vertex stays within `max_distance` of where the skin would carry it and
+/// outside a backstop sphere of `backstop_radius` behind that point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkinningDesc {
+    /// The character's name.
+    pub character: String,
+    /// How far a free vertex may stray from its skinned position, metres.
+    #[serde(deserialize_with = "validate::length")]
+    pub max_distance: f32,
+    /// Radius of the backstop sphere, metres; 0 turns the backstop off.
+    #[serde(deserialize_with = "validate::finite")]
+    pub backstop_radius: f32,
+}
+
+impl Default for SkinningDesc {
+    fn default() -> Self {
+        Self { character: "character".into(), max_distance: 0.5, backstop_radius: 0.3 }
     }
 }
 

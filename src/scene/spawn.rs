@@ -5,7 +5,7 @@
 use bevy::prelude::*;
 use thiserror::Error;
 
-use super::desc::{ClothDesc, ClothShape, ColliderDesc, Fabric, SceneDesc};
+use super::desc::{CharacterDesc, ClothDesc, ClothShape, ColliderDesc, Fabric, SceneDesc, SkinningDesc};
 use super::desc::{MeshShape, ShapeDesc};
 use super::mesh_collider::{MeshCollider, read_obj};
 use crate::sim::aerodynamics::GustSeed;
@@ -18,6 +18,7 @@ use crate::sim::mesh::icosphere;
 use crate::sim::mesh::topology::{self, MeshError};
 use crate::sim::rigid::ClothRigidBody;
 use crate::sim::{SimClock, SimParams};
+use crate::skinning::{BoneCollider, ClothSkinning, SkinLimits, SkinnedCharacter, read_glb};
 use crate::spawn::{ClothBuilder, select_vertices};
 
 /// Why a scene could not be built.
@@ -126,6 +127,32 @@ pub enum SceneError {
         /// The file and what went wrong.
         message: String,
     },
+    /// A character's file cannot be read, or is not a skinned character.
+    #[error("character '{name}': {message}")]
+    CharacterFile {
+        /// The character's name.
+        name: String,
+        /// The file and what went wrong.
+        message: String,
+    },
+    /// A character names a clip its file does not have.
+    #[error("character '{name}': no animation '{animation}' in its file (it has: {available})")]
+    UnknownAnimation {
+        /// The character's name.
+        name: String,
+        /// The clip it names.
+        animation: String,
+        /// The clips the file has.
+        available: String,
+    },
+    /// A cloth's skinning names no character of the scene.
+    #[error("cloth '{cloth}': skinning names character '{character}', but the scene has no character of that name")]
+    UnknownCharacter {
+        /// The cloth's name.
+        cloth: String,
+        /// The character it names.
+        character: String,
+    },
     /// A mesh collider in a build without Avian, whose queries drape's mesh colliders use.
     #[error("collider '{name}': a Mesh collider needs drape built with the `avian` feature (on by default)")]
     MeshWithoutAvian {
@@ -174,6 +201,8 @@ pub struct SceneStatus {
 
 /// A scene built and ready to spawn.
 pub struct BuiltScene {
+    /// The skinned characters, in the description's order.
+    pub characters: Vec<BuiltCharacter>,
     /// The cloths, in the description's order.
     pub cloths: Vec<BuiltCloth>,
     /// The analytic colliders, in the description's order (holds refer to them by index).
@@ -210,6 +239,39 @@ pub struct BuiltCloth {
     pub balloon: Option<Balloon>,
     /// (vertex, index of the body in [`BuiltScene::colliders`], the vertex in the body's frame).
     pub holds: Vec<(u32, usize, Vec3)>,
+    /// The index of the character in [`BuiltScene::characters`] that wears it, and how far it may stray.
+    pub skinning: Option<(usize, SkinLimits)>,
+}
+
+/// A skinned character ready to spawn.
+pub struct BuiltCharacter {
+    /// Its name in the preset.
+    pub name: Name,
+    /// The character, playing its clip.
+    pub character: SkinnedCharacter,
+    /// Asset path of its file, for a renderer to draw it.
+    pub file: CharacterFile,
+}
+
+/// The asset path of a character's `.glb`, for a renderer to draw and play it as the physics poses it.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct CharacterFile(pub String);
+
+impl BuiltCharacter {
+    /// Spawns the character and its bones' capsules as part of the scene.
+    pub fn spawn(self, commands: &mut Commands) -> Entity {
+        let frame = self.character.frame(0.0);
+        let model = self.character.model.clone();
+        let entity = commands.spawn((self.name.clone(), self.character, self.file, frame, SceneEntity)).id();
+        for (joint, bone) in model.skeleton.joints.iter().enumerate() {
+            for &capsule in &bone.capsules {
+                let (bone_collider, collider) = BoneCollider::capsule(entity, joint, capsule);
+                let name = Name::new(format!("{}/{}", self.name, bone.name));
+                commands.spawn((name, bone_collider, collider, SceneEntity));
+            }
+        }
+        entity
+    }
 }
 
 /// A collider ready to spawn; dynamic if it has a body.
@@ -240,6 +302,7 @@ impl BuiltCollider {
 
 /// Builds every cloth and collider of `desc` without touching the world.
 pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
+    let characters = desc.characters.iter().map(build_character).collect::<Result<Vec<_>, _>>()?;
     let meshes = desc.colliders.iter().filter_map(|c| match &c.shape {
         ShapeDesc::Mesh(shape) => Some(build_mesh(c, shape)),
         ShapeDesc::Analytic(_) => None,
@@ -252,15 +315,55 @@ pub fn build_scene(desc: &SceneDesc) -> Result<BuiltScene, SceneError> {
         .cloths
         .iter()
         .map(|c| {
-            let bundle = build_cloth(c)?;
+            let worn = c.skinning.as_ref().map(|skinning| wearer(c, skinning, desc, &characters)).transpose()?;
+            let frame = worn.map_or(Transform::IDENTITY, |k| characters[k].character.start);
+            let bundle = build_cloth_in(c, frame)?;
+            let skinning = worn.zip(c.skinning.as_ref()).map(|(k, skinning)| {
+                let limits = SkinLimits {
+                    max_distance: skinning.max_distance,
+                    backstop_radius: skinning.backstop_radius.max(0.0),
+                    margin: c.material.thickness,
+                };
+                (k, limits)
+            });
             let balloon = if c.balloon { Some(build_balloon(c, &bundle)?) } else { None };
             let holds = build_holds(c, &bundle, &analytic, &colliders, &meshes)?;
             check_inside_barrels(c, &bundle, &analytic, &colliders)?;
             check_pins_outside_colliders(c, &bundle, &analytic, &colliders)?;
-            Ok(BuiltCloth { bundle, appearance: Appearance { color: c.color, fabric: Some(c.fabric) }, balloon, holds })
+            let appearance = Appearance { color: c.color, fabric: Some(c.fabric) };
+            Ok(BuiltCloth { bundle, appearance, balloon, holds, skinning })
         })
         .collect::<Result<Vec<_>, SceneError>>()?;
-    Ok(BuiltScene { cloths, colliders, meshes })
+    Ok(BuiltScene { characters, cloths, colliders, meshes })
+}
+
+/// The character of `desc`, its file read, playing its clip.
+fn build_character(desc: &CharacterDesc) -> Result<BuiltCharacter, SceneError> {
+    let name = desc.name.clone();
+    let path = super::preset::asset_root().join(&desc.file);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| SceneError::CharacterFile { name: name.clone(), message: format!("{}: {e}", desc.file) })?;
+    let model = read_glb(&bytes)
+        .map_err(|e| SceneError::CharacterFile { name: name.clone(), message: format!("{}: {e}", desc.file) })?;
+    let Some(clip) = model.clip(&desc.animation) else {
+        let available = model.clips.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+        return Err(SceneError::UnknownAnimation { name, animation: desc.animation.clone(), available });
+    };
+    let start = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
+    let character = SkinnedCharacter::new(std::sync::Arc::new(model), start, desc.motion, clip);
+    Ok(BuiltCharacter { name: Name::new(name), character, file: CharacterFile(desc.file.clone()) })
+}
+
+/// The index of the character that wears cloth `desc`.
+fn wearer(
+    desc: &ClothDesc,
+    skinning: &SkinningDesc,
+    scene: &SceneDesc,
+    characters: &[BuiltCharacter],
+) -> Result<usize, SceneError> {
+    let found = scene.characters.iter().position(|c| c.name == skinning.character).filter(|&k| k < characters.len());
+    found
+        .ok_or_else(|| SceneError::UnknownCharacter { cloth: desc.name.clone(), character: skinning.character.clone() })
 }
 
 /// The mesh collider of `desc`, its file read and scaled, if this build can collide with meshes.
@@ -375,6 +478,11 @@ fn check_pins_outside_colliders(
 
 /// The cloth of `desc` in world space, pins attached (§3.6).
 pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
+    build_cloth_in(desc, Transform::IDENTITY)
+}
+
+/// The cloth of `desc` placed within `frame` (a character's, for a cloth it wears), pins attached (§3.6).
+fn build_cloth_in(desc: &ClothDesc, frame: Transform) -> Result<ClothBundle, SceneError> {
     let err = |source| SceneError::Cloth { name: desc.name.clone(), source };
     let local = match desc.shape {
         ClothShape::Grid { cols, rows, width, depth } => {
@@ -392,7 +500,9 @@ pub fn build_cloth(desc: &ClothDesc) -> Result<ClothBundle, SceneError> {
             topology::TriangleMesh { positions, triangles, uvs: Vec::new() }
         }
     };
-    let placement = Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation());
+    let placement = frame.mul_transform(
+        Transform::from_translation(desc.placement.translation).with_rotation(desc.placement.rotation()),
+    );
     let mut cloth = ClothBuilder::from_triangles(local.positions, local.triangles, local.uvs)
         .named(desc.name.clone())
         .placed(placement)
@@ -465,6 +575,14 @@ pub(crate) fn apply_scene_request(
         commands.entity(e).despawn();
     }
     let bodies: Vec<Entity> = built.colliders.into_iter().map(|c| c.spawn(&mut commands)).collect();
+    let characters: Vec<(Entity, SkinnedCharacter)> = built
+        .characters
+        .into_iter()
+        .map(|c| {
+            let character = c.character.clone();
+            (c.spawn(&mut commands), character)
+        })
+        .collect();
     for mesh in built.meshes {
         mesh.spawn(&mut commands);
     }
@@ -474,7 +592,15 @@ pub(crate) fn apply_scene_request(
             .iter()
             .filter_map(|&(vertex, k, local)| bodies.get(k).map(|&body| BodyAttachment { vertex, body, local }));
         let bundle = ClothBundle { body_attachments: BodyAttachments(held.collect()), ..cloth.bundle };
+        let skinning = cloth.skinning.and_then(|(k, limits)| {
+            let (entity, character) = characters.get(k)?;
+            let x = &bundle.particles.x;
+            Some(ClothSkinning::bind(*entity, &character.model, &character.start, x, limits))
+        });
         let mut entity = commands.spawn((bundle, cloth.appearance, SceneEntity));
+        if let Some(skinning) = skinning {
+            entity.insert(skinning);
+        }
         if let Some(balloon) = cloth.balloon {
             entity.insert(balloon);
         }

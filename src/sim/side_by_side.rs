@@ -9,8 +9,12 @@ use bevy::prelude::*;
 use super::parallel::{SliceOutputs, solver_threads};
 
 /// Cloths run side by side only if none holds more than one part in this many of all their particles: a cloth
-/// with most of them is better shared between the threads on its own.
+/// with most of them is better shared between the threads on its own,
 const LARGEST_SHARE: usize = 2;
+
+/// unless it has fewer particles than this: sharing so small a cloth's colours between threads costs more than
+/// the imbalance of giving each thread whole cloths.
+const SMALL_CLOTH: usize = 1024;
 
 /// The cloths a stage runs side by side, and the slices they run in with each slice's scratch `T` (a search's
 /// buffers), kept between substeps (nothing is allocated once they have grown).
@@ -28,7 +32,7 @@ impl<T> Default for SideBySide<T> {
 impl<T: Default + Send> SideBySide<T> {
     /// Chooses from `sizes` (each cloth's entity and particle count) the cloths to run side by side: all of them,
     /// if the solver has several threads (`parallel`), there are two cloths or more and none is too large
-    /// (`LARGEST_SHARE`); none otherwise. Returns whether they run side by side.
+    /// (`LARGEST_SHARE`, `SMALL_CLOTH`); none otherwise. Returns whether they run side by side.
     pub(crate) fn choose(&mut self, parallel: bool, sizes: impl Iterator<Item = (Entity, usize)>) -> bool {
         self.cloths.clear();
         if solver_threads(parallel) < 2 {
@@ -40,7 +44,7 @@ impl<T: Default + Send> SideBySide<T> {
             total += size;
             largest = largest.max(size);
         }
-        if self.cloths.len() < 2 || largest * LARGEST_SHARE > total {
+        if self.cloths.len() < 2 || (largest * LARGEST_SHARE > total && largest >= SMALL_CLOTH) {
             self.cloths.clear();
         }
         !self.cloths.is_empty()
@@ -85,6 +89,7 @@ mod tests {
         assert_eq!(side_by_side.cloths.len(), 6);
         assert!(side_by_side.choose(true, cloths(&[1089, 1089]).into_iter()), "exactly half each");
         assert!(!side_by_side.choose(true, cloths(&[4000, 1000, 1000]).into_iter()), "one holds two thirds");
+        assert!(side_by_side.choose(true, cloths(&[425, 324]).into_iter()), "too small to share");
         assert!(!side_by_side.choose(true, cloths(&[1089]).into_iter()), "one cloth shares its own colours");
         assert!(!side_by_side.choose(false, cloths(&[289; 6]).into_iter()), "one thread");
         assert!(side_by_side.cloths.is_empty());

@@ -23,6 +23,7 @@ mod reliability;
 mod replay;
 mod rigid_coupling;
 mod save;
+mod skinning;
 mod sleep;
 mod state_hash;
 mod tethers;

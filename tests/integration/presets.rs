@@ -13,10 +13,11 @@ use drape::scene::snapshot::{LiveCloth, snapshot};
 use drape::scene::spawn::{SceneStatus, build_scene};
 use drape::sim::cloth::{ClothMaterial, Particles};
 
-const SHIPPED: [&str; 20] = [
+const SHIPPED: [&str; 21] = [
     "balloon",
     "barrel",
     "bend_vs_stretch",
+    "character",
     "curtain",
     "flag",
     "gears",

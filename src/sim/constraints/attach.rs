@@ -52,6 +52,16 @@ impl Motion {
         }
     }
 
+    /// How far a body moving this way has turned by time `t`: `Rotate`'s rotation, none for the others.
+    pub fn turn(&self, t: f64) -> Quat {
+        match *self {
+            Motion::Rotate { axis, angular_speed, .. } => {
+                Quat::from_axis_angle(axis.normalize_or(Vec3::Y), turned(angular_speed, t))
+            }
+            _ => Quat::IDENTITY,
+        }
+    }
+
     /// The fastest a point anchored at `anchor` ever moves, m/s.
     pub fn max_speed(&self, anchor: Vec3) -> f32 {
         match *self {

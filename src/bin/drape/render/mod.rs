@@ -1,6 +1,7 @@
 //! What the demo shows: both sides of every cloth lit over a fabric texture (whose mesh [`ClothMeshPlugin`] keeps up to
 //! date), collider and pin visuals, the camera and lights.
 
+pub mod characters;
 pub mod fabric;
 pub mod views;
 pub mod visuals;
@@ -18,11 +19,17 @@ impl Plugin for ClothRenderPlugin {
             app.add_plugins(ClothMeshPlugin);
         }
         app.add_plugins(views::ViewsPlugin);
+        characters::register_gltf_components(app);
         app.insert_resource(ClearColor(Color::srgb(0.09, 0.11, 0.15)))
             .add_systems(Startup, visuals::spawn_lights)
             .add_systems(
                 Update,
-                (visuals::add_collider_visuals, visuals::add_mesh_collider_visuals, visuals::frame_camera_on_scene),
+                (
+                    visuals::add_collider_visuals,
+                    visuals::add_mesh_collider_visuals,
+                    visuals::frame_camera_on_scene,
+                    (characters::add_character_visuals, characters::pose_character_visuals).chain(),
+                ),
             )
             .add_systems(
                 PostUpdate,

@@ -10,6 +10,7 @@ use drape::scene::mesh_collider::MeshCollider;
 use drape::scene::spawn::{ActiveScene, Appearance};
 use drape::sim::cloth::{Attachments, Cloth, ClothCollider, Particles, StretchConstraints};
 use drape::sim::collide::ColliderShape;
+use drape::skinning::{BoneCollider, ClothSkinning};
 
 /// Half the side of the square drawn for a plane collider, metres.
 const GROUND_HALF_SIZE: f32 = 12.0;
@@ -95,10 +96,13 @@ pub fn add_cloth_visuals(
     }
 }
 
+/// A collider just spawned that is drawn: a bone's capsule is not, its character's mesh is.
+type NewDrawnCollider = (Added<ClothCollider>, Without<BoneCollider>);
+
 /// Gives every new collider a mesh.
 pub fn add_collider_visuals(
     mut commands: Commands,
-    colliders: Query<(Entity, &ClothCollider, Option<&Appearance>), Added<ClothCollider>>,
+    colliders: Query<(Entity, &ClothCollider, Option<&Appearance>), NewDrawnCollider>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
@@ -160,7 +164,7 @@ pub struct PinMarker {
 /// the cloth's mean edge is long, so the stems of small leaves do not disappear behind their markers.
 pub fn sync_pin_markers(
     mut commands: Commands,
-    cloths: Query<(Entity, Ref<Attachments>, &Particles, &StretchConstraints)>,
+    cloths: Query<(Entity, Ref<Attachments>, &Particles, &StretchConstraints), Without<ClothSkinning>>,
     mut markers: Query<(Entity, &PinMarker, &mut Transform)>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,

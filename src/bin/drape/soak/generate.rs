@@ -327,6 +327,7 @@ fn cloth(rng: &mut SmallRng, k: u32, budget: u32, bodies: &[String], params: &mu
         body_grips,
         tethers: None,
         solver: None,
+        skinning: None,
     }
 }
 

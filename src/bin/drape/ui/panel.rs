@@ -29,7 +29,8 @@ use drape::sim::params::Solver;
 use drape::sim::selfcollide::self_collision_thickness;
 use drape::sim::sleep::Asleep;
 use drape::sim::timings::StepRecord;
-use drape::sim::{PbdStage, SimControl, SimParams, StageTimings};
+use drape::sim::{PbdStage, SimClock, SimControl, SimParams, StageTimings};
+use drape::skinning::{self, ClothSkinning, SkinnedCharacter};
 
 /// Width of the panel, logical pixels.
 pub const PANEL_WIDTH: f32 = 300.0;
@@ -85,6 +86,7 @@ pub fn side_panel(
     asleep: Query<(), With<Asleep>>,
     mut view: ViewControls,
     mut timeline: TimelineControls,
+    mut wearers: WearerControls,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -106,6 +108,7 @@ pub fn side_panel(
             collisions(ui, &mut params);
             tearing(ui, &mut params);
             rigid_bodies(ui, &mut throw_settings, &mut scene.throws);
+            characters(ui, &mut wearers);
             environment(ui, &mut params);
         });
     });
@@ -402,6 +405,52 @@ fn rigid_bodies(ui: &mut egui::Ui, settings: &mut ThrowSettings, throws: &mut Th
         knob(ui, &mut settings.ball_mass, &throw::BALL_MASS, true);
         knob(ui, &mut settings.ball_radius, &throw::BALL_RADIUS, false);
         knob(ui, &mut settings.ball_speed, &throw::BALL_SPEED, false);
+    });
+}
+
+/// The skinned characters and the cloth they wear, as the characters section changes them.
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct WearerControls<'w, 's> {
+    characters: Query<'w, 's, (&'static Name, &'static mut SkinnedCharacter)>,
+    worn: Query<'w, 's, &'static mut ClothSkinning>,
+    clock: Res<'w, SimClock>,
+}
+
+/// Each character's clip (cross-faded to when chosen) and playback speed, and how far worn cloth may stray
+/// from the skin; shown only in scenes with characters.
+fn characters(ui: &mut egui::Ui, wearers: &mut WearerControls) {
+    if wearers.characters.is_empty() {
+        return;
+    }
+    section(ui, "Characters", true, |ui| {
+        let now = wearers.clock.time;
+        for (name, mut character) in &mut wearers.characters {
+            let playing = character.playback.clip;
+            let mut chosen = playing;
+            egui::ComboBox::from_label(name.as_str())
+                .selected_text(character.model.clips.get(playing).map_or("", |c| c.name.as_str()))
+                .show_ui(ui, |ui| {
+                    for (k, clip) in character.model.clips.iter().enumerate() {
+                        ui.selectable_value(&mut chosen, k, &clip.name);
+                    }
+                });
+            if chosen != playing {
+                character.play(chosen, now);
+            }
+            let mut speed = character.playback.speed;
+            knob(ui, &mut speed, &skinning::PLAYBACK_SPEED, false);
+            if speed != character.playback.speed {
+                character.set_speed(speed, now);
+            }
+        }
+        let Some(first) = wearers.worn.iter().next() else { return };
+        let mut reach = first.limits.max_distance;
+        knob(ui, &mut reach, &skinning::MAX_DISTANCE, false);
+        if reach != first.limits.max_distance {
+            for mut worn in &mut wearers.worn {
+                worn.limits.max_distance = reach;
+            }
+        }
     });
 }
 
