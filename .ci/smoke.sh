@@ -59,6 +59,10 @@ for preset in hanging_sheet sphere_drape balloon; do
   python3 .ci/cloth_pixels.py share "$out/$preset.png" 1.0 40.0
 done
 
+# The walker is drawn from its glTF file by Bevy's loader and posed by its animation player, its cape on its back.
+shot character "$out/character.png" 340
+python3 .ci/cloth_pixels.py worn "$out/character.png" 0.1
+
 # Every view mode of the hanging sheet renders (20 frames: drawn, not yet settled); the wireframe, at the same 45
 # frames as the shaded picture, draws edges the shaded view does not have.
 for view in strain constraints contacts particles colours; do

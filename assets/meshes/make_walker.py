@@ -22,7 +22,7 @@ from obj_file import write_obj
 from sdf_mesh import capsule, check, cross, length, relax, smooth_union, sub, surface_nets
 
 SPACING = 0.03  # the grid's spacing, metres: the triangles' size
-BLEND = 0.03    # the smooth minimum's radius, metres
+BLEND = 0.05    # the smooth minimum's radius, metres
 RELAX = 20      # rounds of relaxation
 SHARPNESS = 0.015  # metres: how fast a bone's skin weight falls with its parts' distance beyond the nearest's
 
@@ -233,7 +233,8 @@ def write_walker(path, points, triangles):
             "attributes": {"POSITION": position, "NORMAL": normal, "JOINTS_0": joints, "WEIGHTS_0": weight},
             "indices": indices, "material": 0}]}],
         "materials": [{"name": "skin", "pbrMetallicRoughness": {
-            "baseColorFactor": [0.78, 0.7, 0.6, 1.0], "metallicFactor": 0.0, "roughnessFactor": 0.8}}],
+            # linear, as glTF factors are: sRGB (0.78, 0.66, 0.52), a wooden mannequin's
+            "baseColorFactor": [0.571, 0.393, 0.234, 1.0], "metallicFactor": 0.0, "roughnessFactor": 0.8}}],
         "skins": [{"name": "walker", "joints": list(range(len(JOINTS))), "skeleton": 0,
                    "inverseBindMatrices": inverse_binds}],
         "animations": animations,

@@ -1,5 +1,5 @@
-//! A copy of everything a cloth step reads and writes that outlives the step: every cloth's and collider's
-//! components and the resources that carry state from step to step (the clock, the parameters, the gusts'
+//! A copy of everything a cloth step reads and writes that outlives the step: every cloth's, collider's and
+//! skinned character's components and the resources that carry state from step to step (the clock, the parameters, the gusts'
 //! random generator, the throws already made), and the state of the engines stepping beside the cloth
 //! ([`CoupledEngines`]). Restoring one and stepping on gives the very same bits as the run it was taken from.
 
@@ -17,6 +17,7 @@ use crate::sim::cloth::{
 use crate::sim::constraints::plan::ProjectionPlan;
 use crate::sim::rigid::ClothRigidBody;
 use crate::sim::schedule::SimClock;
+use crate::skinning::SkinnedCharacter;
 
 /// Declares [`EntityState`] with one optional copy per component type, and its capture and restore.
 macro_rules! entity_state {
@@ -71,6 +72,7 @@ entity_state! {
     previous_pose: PreviousPose,
     body: ClothRigidBody,
     hosted: HostedBody,
+    character: SkinnedCharacter,
 }
 
 /// The whole simulation state at the end of one cloth step.
@@ -91,7 +93,8 @@ pub struct SimSnapshot {
 impl SimSnapshot {
     /// Copies the state of `world`.
     pub fn capture(world: &mut World) -> Self {
-        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>)>>();
+        let mut query =
+            world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>, With<SkinnedCharacter>)>>();
         let ids: Vec<Entity> = query.iter(world).collect();
         let entities: Vec<(Entity, EntityState)> =
             ids.into_iter().map(|e| (e, EntityState::capture(world.entity(e)))).collect();
@@ -116,7 +119,8 @@ impl SimSnapshot {
         if let Some((e, _)) = self.entities.iter().find(|(e, _)| world.get_entity(*e).is_err()) {
             return Err(format!("entity {e} of the recording no longer exists"));
         }
-        let mut query = world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>)>>();
+        let mut query =
+            world.query_filtered::<Entity, Or<(With<Cloth>, With<ClothCollider>, With<SkinnedCharacter>)>>();
         let later: Vec<Entity> = query.iter(world).filter(|e| !self.entities.iter().any(|(k, _)| k == e)).collect();
         for e in later {
             world.despawn(e);

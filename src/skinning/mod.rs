@@ -136,13 +136,15 @@ pub struct SkinnedCharacter {
     pub playback: Playback,
     /// The pose at the start of the step being run and at its end.
     pub step: [Pose; 2],
+    /// The pose at the end of the step before, where it left its cloths; empty before the first step.
+    pub last: Pose,
 }
 
 impl SkinnedCharacter {
     /// `model` at `start`, moving with `motion`, playing clip `clip` from t = 0.
     pub fn new(model: Arc<CharacterModel>, start: Transform, motion: Motion, clip: usize) -> Self {
         let playback = Playback { clip, since: 0.0, offset: 0.0, fading: None, fade_start: 0.0, speed: 1.0 };
-        Self { model, start, motion, playback, step: Default::default() }
+        Self { model, start, motion, playback, step: Default::default(), last: Pose::default() }
     }
 
     /// Where the model is at time `t`.
@@ -247,13 +249,12 @@ pub struct ClothSkinning {
     pub limits: SkinLimits,
     /// The largest distance of an attached vertex from its target at the end of a step, metres, over every step.
     pub max_attachment_error: f32,
-    /// The targets and the body's normals there at the start and the end of the step being run.
+    /// Scratch, refilled from the character before each step: the targets and the body's normals there at the
+    /// start and the end of the step being run,
     targets: [Vec<Vec3>; 2],
     normals: [Vec<Vec3>; 2],
-    /// The targets within the substep being run, and the body's normals there.
+    /// and within the substep being run.
     now: (Vec<Vec3>, Vec<Vec3>),
-    /// Where the targets were at the end of the last step; at first, where the cloth was made.
-    last: Vec<Vec3>,
 }
 
 impl ClothSkinning {
@@ -276,7 +277,6 @@ impl ClothSkinning {
             targets: Default::default(),
             normals: Default::default(),
             now: Default::default(),
-            last: positions.to_vec(),
         }
     }
 
@@ -299,6 +299,7 @@ impl ClothSkinning {
 pub fn pose_characters(mut characters: Query<&mut SkinnedCharacter>, clock: Res<SimClock>) {
     let (start, end) = (clock.time, clock.time + f64::from(clock.step_dt));
     for mut character in &mut characters {
+        character.last = std::mem::take(&mut character.step[1]);
         character.step = [character.pose(start), character.pose(end)];
     }
 }
@@ -320,17 +321,20 @@ pub fn skin_cloth(
                 &mut skinning.normals[k],
             );
         }
-        let jumped = skinning.last.iter().zip(&skinning.targets[0]).any(|(a, b)| a.distance_squared(*b) > JUMP * JUMP);
-        if jumped {
+        // where the last step left the targets; before the first, the bind pose the cloth was made on
+        let frame = character.frame(0.0);
+        let last = |v: &SkinnedVertex| match character.last.skin.is_empty() {
+            true => frame.transform_point(v.bind),
+            false => v.influences.skin_point(&character.last.skin, v.bind),
+        };
+        let jumps = skinning.vertices.iter().zip(&skinning.targets[0]).map(|(v, target)| *target - last(v));
+        if jumps.clone().any(|jump| jump.length_squared() > JUMP * JUMP) {
             let Particles { x, p, .. } = &mut *particles;
-            for ((x, p), (from, to)) in
-                x.iter_mut().zip(p.iter_mut()).zip(skinning.last.iter().zip(&skinning.targets[0]))
-            {
-                *x += *to - *from;
+            for ((x, p), jump) in x.iter_mut().zip(p.iter_mut()).zip(jumps) {
+                *x += jump;
                 *p = *x;
             }
         }
-        skinning.last.clone_from(&skinning.targets[1]);
     }
 }
 

@@ -109,3 +109,15 @@ fn scenes_with_bodies_resume_bit_for_bit() {
         }
     }
 }
+
+#[test]
+fn a_worn_cloth_resumed_from_an_old_step_walks_on_bit_for_bit() {
+    let (mut app, hashes) = recorded_run("character", 200);
+    // the cloth follows a pose of the character's clock: the character's last pose goes back with the cloth
+    restore(app.world_mut(), hashes[99].0, true).unwrap();
+    assert_eq!(state_hash(app.world_mut()), hashes[99].1, "the restored state is frame 100's");
+    for (k, (_, hash)) in hashes[100..].iter().enumerate() {
+        app.update();
+        assert_eq!(state_hash(app.world_mut()), *hash, "frame {} differs after resuming at 100", 101 + k);
+    }
+}

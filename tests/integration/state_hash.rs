@@ -10,7 +10,7 @@ const PINNED: [(&str, &str); 15] = [
     ("balloon", "db48eade5118d840"),
     ("barrel", "4f4b021bcc1028c6"),
     ("bend_vs_stretch", "8ee16ae74990f820"),
-    ("character", "84cfd3a7352db445"),
+    ("character", "de6774955660f831"),
     ("curtain", "99f2fe8c5a13af9d"),
     ("flag", "51ebfa6a7ead8bab"),
     ("hanging_sheet", "7663c4209c7a0471"),
