@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use drape::headless::headless_app;
 use drape::scene::preset;
 use drape::scene::workloads::with_parallel;
-use drape::sim::PbdSubstep;
+use drape::sim::{ClothStep, PbdSubstep};
 use drape::sim::params::Solver;
 
 struct Counting;
@@ -77,6 +77,23 @@ fn steady_substeps_do_not_allocate() {
     }
     // three sheets piled on a ball: cloth against cloth, vertex–triangle and edge–edge, searched every substep
     assert_eq!(allocations_per_substep("layers", 16, true), 0, "layers 16² on the helper threads");
+    // a cape and a skirt on a walking character: skinned targets, backstops and bones moving every substep
+    assert_eq!(allocations_per_substep("character", 16, true), 0, "character on the helper threads");
+}
+
+#[test]
+fn steady_steps_of_a_worn_cloth_do_not_allocate() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // the whole step: the character posed at its start and end, the targets skinned, then the substeps
+    let mut app = headless_app(with_parallel(preset::load("character").unwrap(), true));
+    for _ in 0..120 {
+        app.update();
+    }
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..20 {
+        app.world_mut().run_schedule(ClothStep);
+    }
+    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 0, "allocations in 20 steps of character");
 }
 
 #[test]

@@ -123,6 +123,23 @@ impl Playback {
     }
 }
 
+/// The clips a character plays at one instant: each clip's index, weight and time into it (seconds, not yet
+/// looped).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Blend {
+    /// The clip playing.
+    pub playing: (usize, f32, f64),
+    /// The clip fading out, while it does.
+    pub fading: Option<(usize, f32, f64)>,
+}
+
+impl Blend {
+    /// The clips, the one playing first.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, f32, f64)> {
+        std::iter::once(self.playing).chain(self.fading)
+    }
+}
+
 /// An animated, skinned character cloth can be bound to.
 #[derive(Component, Clone, Debug)]
 pub struct SkinnedCharacter {
@@ -138,13 +155,23 @@ pub struct SkinnedCharacter {
     pub step: [Pose; 2],
     /// The pose at the end of the step before, where it left its cloths; empty before the first step.
     pub last: Pose,
+    /// The joints' local transforms while posing.
+    scratch: [Vec<Transform>; 2],
 }
 
 impl SkinnedCharacter {
     /// `model` at `start`, moving with `motion`, playing clip `clip` from t = 0.
     pub fn new(model: Arc<CharacterModel>, start: Transform, motion: Motion, clip: usize) -> Self {
         let playback = Playback { clip, since: 0.0, offset: 0.0, fading: None, fade_start: 0.0, speed: 1.0 };
-        Self { model, start, motion, playback, step: Default::default(), last: Pose::default() }
+        Self {
+            model,
+            start,
+            motion,
+            playback,
+            step: Default::default(),
+            last: Pose::default(),
+            scratch: Default::default(),
+        }
     }
 
     /// Where the model is at time `t`.
@@ -156,44 +183,49 @@ impl SkinnedCharacter {
         }
     }
 
-    /// The clips playing at time `t`: each clip's index, weight and time into it (seconds, not yet looped), the
-    /// clip playing first and the one fading out, while it does, second.
-    pub fn blend(&self, t: f64) -> Vec<(usize, f32, f64)> {
+    /// The clips playing at time `t`: the clip playing and, while it fades out, the one before.
+    pub fn blend(&self, t: f64) -> Blend {
         let play = self.playback;
         let share = match play.fading {
             Some(_) => (((t - play.fade_start) / f64::from(CROSS_FADE)) as f32).clamp(0.0, 1.0),
             None => 1.0,
         };
-        let mut playing = vec![(play.clip, share, play.time_in(play.offset, t))];
-        if let Some((old, offset)) = play.fading.filter(|_| share < 1.0) {
-            playing.push((old, 1.0 - share, play.time_in(offset, t)));
-        }
-        playing
+        let fading =
+            play.fading.filter(|_| share < 1.0).map(|(old, offset)| (old, 1.0 - share, play.time_in(offset, t)));
+        Blend { playing: (play.clip, share, play.time_in(play.offset, t)), fading }
     }
 
-    /// The joints' local transforms at time `t`, cross-faded from the clip fading out.
-    pub fn locals(&self, t: f64) -> Vec<Transform> {
-        let skeleton = &self.model.skeleton;
-        let play = |clip: usize, time: f64| {
-            let mut locals = skeleton.rest();
+    /// The joints' local transforms at time `t`, cross-faded from the clip fading out, into `locals` (`fading`
+    /// is scratch).
+    pub fn locals_into(&self, t: f64, locals: &mut Vec<Transform>, fading: &mut Vec<Transform>) {
+        let play = |(clip, _, time): (usize, f32, f64), locals: &mut Vec<Transform>| {
+            self.model.skeleton.rest_into(locals);
             if let Some(clip) = self.model.clips.get(clip) {
-                clip.sample(time, &mut locals);
+                clip.sample(time, locals);
             }
-            locals
         };
-        match self.blend(t)[..] {
-            [(clip, share, time), (old, _, old_time)] => cross_fade(&play(old, old_time), &play(clip, time), share),
-            [(clip, _, time), ..] => play(clip, time),
-            [] => skeleton.rest(),
+        let blend = self.blend(t);
+        play(blend.playing, locals);
+        if let Some(old) = blend.fading {
+            play(old, fading);
+            cross_fade(fading, locals, blend.playing.1);
         }
     }
 
     /// The pose at time `t`.
     pub fn pose(&self, t: f64) -> Pose {
-        let skeleton = &self.model.skeleton;
-        let joints = skeleton.world(&self.frame(t), &self.locals(t));
-        let skin = skeleton.skin(&joints);
-        Pose { joints, skin }
+        let mut pose = Pose::default();
+        self.pose_into(t, &mut Default::default(), &mut pose);
+        pose
+    }
+
+    /// The pose at time `t` into `pose`, with `scratch` for the joints' local transforms: no allocation once the
+    /// buffers have grown.
+    pub fn pose_into(&self, t: f64, scratch: &mut [Vec<Transform>; 2], pose: &mut Pose) {
+        let [locals, fading] = scratch;
+        self.locals_into(t, locals, fading);
+        self.model.skeleton.world_into(&self.frame(t), locals, &mut pose.joints);
+        self.model.skeleton.skin_into(&pose.joints, &mut pose.skin);
     }
 
     /// Starts clip `clip` from its beginning at time `now`, cross-fading from the one playing.
@@ -299,8 +331,13 @@ impl ClothSkinning {
 pub fn pose_characters(mut characters: Query<&mut SkinnedCharacter>, clock: Res<SimClock>) {
     let (start, end) = (clock.time, clock.time + f64::from(clock.step_dt));
     for mut character in &mut characters {
-        character.last = std::mem::take(&mut character.step[1]);
-        character.step = [character.pose(start), character.pose(end)];
+        let c = &mut *character;
+        // the buffers go round: the end pose becomes the last, the last's buffers take the new end
+        std::mem::swap(&mut c.last, &mut c.step[1]);
+        let (mut step, mut scratch) = (std::mem::take(&mut c.step), std::mem::take(&mut c.scratch));
+        c.pose_into(start, &mut scratch, &mut step[0]);
+        c.pose_into(end, &mut scratch, &mut step[1]);
+        (c.step, c.scratch) = (step, scratch);
     }
 }
 
@@ -419,23 +456,22 @@ mod tests {
         let mut c = two_clips();
         c.play(1, 2.0);
         let halfway = c.blend(2.0 + f64::from(CROSS_FADE) / 2.0);
-        assert_eq!(halfway.len(), 2);
-        let (walk, idle) = (halfway[0], halfway[1]);
+        let (walk, idle) = (halfway.playing, halfway.fading.expect("fading"));
         assert_eq!((walk.0, idle.0), (1, 0));
         assert!((walk.1 - 0.5).abs() < 1e-6 && (walk.1 + idle.1 - 1.0).abs() < 1e-6);
         assert!((walk.2 - f64::from(CROSS_FADE) / 2.0).abs() < 1e-9, "the walk starts at its beginning");
         assert!((idle.2 - (2.0 + f64::from(CROSS_FADE) / 2.0)).abs() < 1e-9, "the idle plays on");
-        assert_eq!(c.blend(3.0), vec![(1, 1.0, 1.0)], "faded in");
+        assert_eq!(c.blend(3.0), Blend { playing: (1, 1.0, 1.0), fading: None }, "faded in");
     }
 
     #[test]
     fn a_change_of_speed_keeps_the_clip_where_it_is() {
         let mut c = two_clips();
         c.set_speed(2.0, 1.0);
-        assert!((c.blend(1.0)[0].2 - 1.0).abs() < 1e-9);
-        assert!((c.blend(1.5)[0].2 - 2.0).abs() < 1e-9);
+        assert!((c.blend(1.0).playing.2 - 1.0).abs() < 1e-9);
+        assert!((c.blend(1.5).playing.2 - 2.0).abs() < 1e-9);
         c.set_speed(0.0, 1.5);
-        assert!((c.blend(9.0)[0].2 - 2.0).abs() < 1e-9, "paused");
+        assert!((c.blend(9.0).playing.2 - 2.0).abs() < 1e-9, "paused");
     }
 
     #[test]

@@ -191,36 +191,57 @@ fn lerp_keys<T: Copy + Default>(values: &[T], i: usize, s: f32, lerp: impl Fn(T,
 impl Skeleton {
     /// The joints' local transforms at rest.
     pub fn rest(&self) -> Vec<Transform> {
-        self.joints.iter().map(|j| j.rest).collect()
+        let mut locals = Vec::new();
+        self.rest_into(&mut locals);
+        locals
+    }
+
+    /// The joints' local transforms at rest, into `locals`.
+    pub fn rest_into(&self, locals: &mut Vec<Transform>) {
+        locals.clear();
+        locals.extend(self.joints.iter().map(|j| j.rest));
     }
 
     /// The joints' world transforms under `frame` (the model's placement) from their local transforms.
     pub fn world(&self, frame: &Transform, locals: &[Transform]) -> Vec<Transform> {
-        let mut world: Vec<Transform> = Vec::with_capacity(self.joints.len());
+        let mut world = Vec::new();
+        self.world_into(frame, locals, &mut world);
+        world
+    }
+
+    /// [`Self::world`] into `world`.
+    pub fn world_into(&self, frame: &Transform, locals: &[Transform], world: &mut Vec<Transform>) {
+        world.clear();
         for (joint, local) in self.joints.iter().zip(locals) {
             let parent = joint.parent.and_then(|p| world.get(p)).copied().unwrap_or(*frame);
             world.push(parent.mul_transform(*local));
         }
-        world
     }
 
     /// The skin matrices (world joint transform times inverse bind) of the joints' world transforms.
     pub fn skin(&self, world: &[Transform]) -> Vec<Affine3A> {
-        world.iter().zip(&self.inverse_bind).map(|(w, ib)| w.compute_affine() * Affine3A::from_mat4(*ib)).collect()
+        let mut skin = Vec::new();
+        self.skin_into(world, &mut skin);
+        skin
+    }
+
+    /// [`Self::skin`] into `skin`.
+    pub fn skin_into(&self, world: &[Transform], skin: &mut Vec<Affine3A>) {
+        skin.clear();
+        skin.extend(world.iter().zip(&self.inverse_bind).map(|(w, ib)| w.compute_affine() * Affine3A::from_mat4(*ib)));
     }
 }
 
-/// Blends two poses of the same skeleton: `share` of `to`, the rest of `from` (translations and scales
-/// linearly, rotations along the shorter arc).
-pub fn cross_fade(from: &[Transform], to: &[Transform], share: f32) -> Vec<Transform> {
-    from.iter()
-        .zip(to)
-        .map(|(a, b)| Transform {
+/// Blends pose `from` into pose `to` of the same skeleton: `share` of `to` is kept, the rest is `from`
+/// (translations and scales linearly, rotations along the shorter arc).
+pub fn cross_fade(from: &[Transform], to: &mut [Transform], share: f32) {
+    for (a, b) in from.iter().zip(to) {
+        *b = Transform {
             translation: a.translation.lerp(b.translation, share),
             rotation: a.rotation.slerp(b.rotation, share),
             scale: a.scale.lerp(b.scale, share),
-        })
-        .collect()
+        };
+    }
 }
 
 #[cfg(test)]
@@ -302,8 +323,13 @@ mod tests {
     fn a_cross_fade_goes_from_one_pose_to_the_other() {
         let a = [Transform::from_xyz(0.0, 0.0, 0.0)];
         let b = [Transform::from_xyz(1.0, 0.0, 0.0).with_rotation(Quat::from_rotation_y(1.0))];
-        assert_eq!(cross_fade(&a, &b, 0.0)[0], a[0]);
-        let half = cross_fade(&a, &b, 0.5)[0];
+        let faded = |share| {
+            let mut to = b;
+            cross_fade(&a, &mut to, share);
+            to[0]
+        };
+        assert_eq!(faded(0.0), a[0]);
+        let half = faded(0.5);
         assert!((half.translation.x - 0.5).abs() < 1e-6);
         assert!((half.rotation.to_axis_angle().1 - 0.5).abs() < 1e-5);
     }

@@ -97,7 +97,7 @@ pub fn pose_character_visuals(
         let playing = character.blend(clock.time);
         for (clip, &node) in display.nodes.iter().enumerate() {
             match playing.iter().find(|(k, ..)| *k == clip) {
-                Some(&(_, weight, time)) => {
+                Some((_, weight, time)) => {
                     let duration = character.model.clips[clip].duration;
                     let time = if duration > 0.0 { time.rem_euclid(f64::from(duration)) as f32 } else { 0.0 };
                     player.play(node).pause().set_weight(weight).seek_to(time);
