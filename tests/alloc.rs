@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use drape::headless::headless_app;
 use drape::scene::preset;
 use drape::scene::workloads::with_parallel;
-use drape::sim::{ClothStep, PbdSubstep};
 use drape::sim::params::Solver;
+use drape::sim::{ClothStep, PbdSubstep};
 
 struct Counting;
 
