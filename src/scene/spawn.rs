@@ -18,7 +18,7 @@ use crate::sim::mesh::icosphere;
 use crate::sim::mesh::topology::{self, MeshError};
 use crate::sim::rigid::ClothRigidBody;
 use crate::sim::{SimClock, SimParams};
-use crate::skinning::{BoneCollider, ClothSkinning, SkinLimits, SkinnedCharacter, read_glb};
+use crate::skinning::{ClothSkinning, SkinLimits, SkinnedCharacter, read_glb, spawn_character};
 use crate::spawn::{ClothBuilder, select_vertices};
 
 /// Why a scene could not be built.
@@ -260,16 +260,8 @@ pub struct CharacterFile(pub String);
 impl BuiltCharacter {
     /// Spawns the character and its bones' capsules as part of the scene.
     pub fn spawn(self, commands: &mut Commands) -> Entity {
-        let frame = self.character.frame(0.0);
-        let model = self.character.model.clone();
-        let entity = commands.spawn((self.name.clone(), self.character, self.file, frame, SceneEntity)).id();
-        for (joint, bone) in model.skeleton.joints.iter().enumerate() {
-            for &capsule in &bone.capsules {
-                let (bone_collider, collider) = BoneCollider::capsule(entity, joint, capsule);
-                let name = Name::new(format!("{}/{}", self.name, bone.name));
-                commands.spawn((name, bone_collider, collider, SceneEntity));
-            }
-        }
+        let entity = spawn_character(commands, self.name.as_str(), self.character, SceneEntity);
+        commands.entity(entity).insert(self.file);
         entity
     }
 }

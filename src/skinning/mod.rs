@@ -17,6 +17,33 @@
 //! whole cloth is carried with it, each vertex by its own target's jump, with no velocity gained: nothing is
 //! flung. [`ClothSkinning::max_attachment_error`] reports how far an attached vertex ended a step from its
 //! target.
+//!
+//! A cape on the walker, in a host's own startup system (the `character` preset does the same from RON):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use bevy::prelude::*;
+//! use drape::prelude::*;
+//! use drape::skinning::{ClothSkinning, SkinLimits, SkinnedCharacter, read_glb, spawn_character};
+//!
+//! fn setup(mut commands: Commands) -> Result {
+//!     let model = Arc::new(read_glb(&std::fs::read("assets/meshes/walker.glb")?)?);
+//!     let walk = model.clip("walk").ok_or("the walker walks")?;
+//!     let start = Transform::IDENTITY;
+//!     let walker = SkinnedCharacter::new(model.clone(), start, Motion::Fixed, walk);
+//!     let walker = spawn_character(&mut commands, "walker", walker, ());
+//!     // on the bind pose: hanging down the back, the middle of its top row attached
+//!     let cape = ClothBuilder::grid(16, 24, Vec2::new(0.5, 0.8))
+//!         .placed(Transform::from_xyz(0.0, 1.02, -0.18).with_rotation(Quat::from_rotation_x(1.69)))
+//!         .pin(Pin::RowSpan { v: 0.0, from_u: 0.2, to_u: 0.8 })
+//!         .build()?;
+//!     let limits = SkinLimits { max_distance: 0.8, backstop_radius: 0.3, margin: 0.01 };
+//!     let worn = ClothSkinning::bind(walker, &model, &start, &cape.particles.x, limits);
+//!     commands.spawn((cape, worn));
+//!     Ok(())
+//! }
+//! ```
 
 mod bind;
 mod glb;
@@ -244,6 +271,26 @@ impl SkinnedCharacter {
         let fading = play.fading.map(|(old, old_offset)| (old, play.time_in(old_offset, now)));
         self.playback = Playback { since: now, offset, fading, speed, ..play };
     }
+}
+
+/// Spawns `character` named `name` and its bones' capsules as colliders, each entity with `tag` too (a host's
+/// marker); returns the character's entity, for [`ClothSkinning::bind`].
+pub fn spawn_character(
+    commands: &mut Commands,
+    name: &str,
+    character: SkinnedCharacter,
+    tag: impl Bundle + Clone,
+) -> Entity {
+    let frame = character.frame(0.0);
+    let model = character.model.clone();
+    let entity = commands.spawn((Name::new(name.to_string()), character, frame, tag.clone())).id();
+    for (joint, bone) in model.skeleton.joints.iter().enumerate() {
+        for &capsule in &bone.capsules {
+            let (bone_collider, collider) = BoneCollider::capsule(entity, joint, capsule);
+            commands.spawn((Name::new(format!("{name}/{}", bone.name)), bone_collider, collider, tag.clone()));
+        }
+    }
+    entity
 }
 
 /// A capsule of a character's bone as a kinematic collider: the entity's [`ClothCollider`] is a capsule placed
