@@ -34,19 +34,6 @@ pub struct SkinLimits {
     pub margin: f32,
 }
 
-/// Vertex normals of a triangle mesh: the area-weighted sum of its triangles' normals, normalised.
-pub fn vertex_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
-    let mut normals = vec![Vec3::ZERO; positions.len()];
-    for t in triangles {
-        let [a, b, c] = t.map(|i| positions[i as usize]);
-        let n = (b - a).cross(c - a);
-        for &i in t {
-            normals[i as usize] += n;
-        }
-    }
-    normals.into_iter().map(|n| n.normalize_or(Vec3::Y)).collect()
-}
-
 /// Binds each of `points` (model space, bind pose) to the body point nearest to it: the skin and normal there
 /// interpolated from the triangle's vertices.
 pub fn bind_vertices(body: &SkinnedBody, points: &[Vec3]) -> Vec<SkinnedVertex> {
@@ -173,7 +160,7 @@ mod tests {
         let triangles = vec![[0, 1, 2], [0, 2, 3]];
         let joint = |j: u16| Influences { joints: [j, 0, 0, 0], weights: [1.0, 0.0, 0.0, 0.0] };
         SkinnedBody {
-            normals: vertex_normals(&positions, &triangles),
+            normals: crate::skinning::glb::unit_normals(&positions, &triangles),
             positions,
             triangles,
             influences: vec![joint(0), joint(1), joint(1), joint(0)],

@@ -103,7 +103,7 @@ fn skinned_body(primitive: &gltf::Primitive, blob: Option<&[u8]>) -> Option<Skin
     }
     let normals = match reader.read_normals() {
         Some(read) => read.map(|n| Vec3::from(n).normalize_or(Vec3::Y)).collect(),
-        None => super::bind::vertex_normals(&positions, &triangles),
+        None => unit_normals(&positions, &triangles),
     };
     let influences = joints
         .into_iter()
@@ -111,6 +111,13 @@ fn skinned_body(primitive: &gltf::Primitive, blob: Option<&[u8]>) -> Option<Skin
         .map(|(joints, weights)| Influences::mix([(Influences { joints, weights }, 1.0)]))
         .collect();
     Some(SkinnedBody { positions, normals, triangles, influences })
+}
+
+/// The area-weighted unit normal of each vertex, as the cloth's render mesh has them.
+pub(super) fn unit_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
+    let mut normals = vec![[0.0; 3]; positions.len()];
+    crate::mesh_sync::vertex_normals(positions, triangles, &mut normals);
+    normals.into_iter().map(Vec3::from).collect()
 }
 
 fn clip(animation: &gltf::Animation, joints: &[usize], blob: Option<&[u8]>) -> Clip {

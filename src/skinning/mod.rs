@@ -55,7 +55,9 @@ use bevy::prelude::*;
 
 pub use bind::{SkinLimits, SkinnedVertex, bind_vertices, closest_on_triangle, limit_to_skin, skin_targets};
 pub use glb::{ModelError, read_glb};
-pub use rig::{Channel, CharacterModel, Clip, Influences, Joint, Keys, Skeleton, SkinnedBody, cross_fade};
+pub use rig::{
+    Channel, CharacterModel, Clip, Influences, Joint, Keys, Skeleton, SkinnedBody, cross_fade, lerp_transform,
+};
 
 use crate::sim::cloth::{Attachments, Awake, ClothCollider, Particles, PreviousPose};
 use crate::sim::collide::ColliderShape;
@@ -434,11 +436,7 @@ pub fn move_bone_colliders(
         let [Some(from), Some(to)] = character.step.each_ref().map(|pose| pose.joints.get(bone.joint)) else {
             continue;
         };
-        let joint = Transform {
-            translation: from.translation.lerp(to.translation, s),
-            rotation: from.rotation.slerp(to.rotation, s),
-            scale: from.scale.lerp(to.scale, s),
-        };
+        let joint = lerp_transform(from, to, s);
         previous.0 = if clock.substep == 0 { from.mul_transform(bone.local) } else { *transform };
         *transform = joint.mul_transform(bone.local);
     }

@@ -152,9 +152,14 @@ impl CharacterModel {
 }
 
 impl Clip {
+    /// Time `t` into the clip as one loop of it plays it, seconds.
+    pub fn looped(&self, t: f64) -> f32 {
+        if self.duration > 0.0 { t.rem_euclid(f64::from(self.duration)) as f32 } else { 0.0 }
+    }
+
     /// Writes the clip's values at time `t` (looped) into the joints' local transforms.
     pub fn sample(&self, t: f64, locals: &mut [Transform]) {
-        let time = if self.duration > 0.0 { t.rem_euclid(f64::from(self.duration)) as f32 } else { 0.0 };
+        let time = self.looped(t);
         for channel in &self.channels {
             let Some(local) = locals.get_mut(channel.joint) else { continue };
             let (i, s) = keyframe(&channel.times, time, channel.step);
@@ -236,11 +241,16 @@ impl Skeleton {
 /// (translations and scales linearly, rotations along the shorter arc).
 pub fn cross_fade(from: &[Transform], to: &mut [Transform], share: f32) {
     for (a, b) in from.iter().zip(to) {
-        *b = Transform {
-            translation: a.translation.lerp(b.translation, share),
-            rotation: a.rotation.slerp(b.rotation, share),
-            scale: a.scale.lerp(b.scale, share),
-        };
+        *b = lerp_transform(a, b, share);
+    }
+}
+
+/// `s` of the way from `a` to `b`: translations and scales linearly, rotations along the shorter arc.
+pub fn lerp_transform(a: &Transform, b: &Transform, s: f32) -> Transform {
+    Transform {
+        translation: a.translation.lerp(b.translation, s),
+        rotation: a.rotation.slerp(b.rotation, s),
+        scale: a.scale.lerp(b.scale, s),
     }
 }
 

@@ -98,8 +98,7 @@ pub fn pose_character_visuals(
         for (clip, &node) in display.nodes.iter().enumerate() {
             match playing.iter().find(|(k, ..)| *k == clip) {
                 Some((_, weight, time)) => {
-                    let duration = character.model.clips[clip].duration;
-                    let time = if duration > 0.0 { time.rem_euclid(f64::from(duration)) as f32 } else { 0.0 };
+                    let time = character.model.clips.get(clip).map_or(0.0, |c| c.looped(time));
                     player.play(node).pause().set_weight(weight).seek_to(time);
                 }
                 None => {
