@@ -73,9 +73,9 @@ fn stiff_xpbd_bending_on_a_soft_xpbd_cloth_lands_in_one_piece_whatever_the_subst
 }
 
 /// A rigid shell falling at 114 iterations × 64 substeps: its passes corrected errors no larger than the positions'
-/// rounding, whose own roundings spun it up (28 % of its energy gained in 4 s, 47 % by frame 60 without damping's
-/// help, its kinetic energy 16 % above free fall's after one frame). A constraint met to within eight rounding
-/// steps of the cloth's coordinates is left alone (`integrate::rounding_tolerance`): it falls as one body.
+/// rounding, whose own roundings spun it up: 47 % of its energy gained within 1 s, its fastest vertex at 37.7 m/s
+/// after 4 s against free fall's 39.24. A constraint met to within eight rounding steps of the cloth's coordinates
+/// is left alone (`integrate::rounding_tolerance`): it falls as one body.
 #[test]
 fn a_rigid_shell_falling_at_thousands_of_passes_a_frame_gains_no_energy() {
     let (peak, largest, capped, gain) = peak_speed_and_largest_edge_at("rigid_shell_fall.ron", 240, None);
