@@ -8,11 +8,12 @@
 //! the moving-collider guarantee are those of drape's own colliders, as is the broad phase (each collider's
 //! box against each block of vertices).
 //!
-//! **Two-way coupling (§4.2).** Within the cloth's substeps a body moves kinematically along its pose from
-//! Avian's last step, at its linear and angular velocity. Each contact's effect on its vertex, mᵢ(Δpᵢ/Δt + Δvᵢ),
-//! is taken from the body as the opposite impulse at the contact point (capped, like drape's own bodies, at
-//! the body's effective mass at that point); the impulses of a cloth step are summed per body and handed to Avian
-//! before its next step, which integrates them with everything else: body–body contacts, friction, joints.
+//! **Two-way coupling (§4.2).** Within the cloth's substeps a body moves kinematically from its pose at
+//! Avian's last step, at its linear and angular velocity and what the cloth's impulses added since (its twin,
+//! `twins.rs`). Each contact's effect on its vertex, mᵢ(Δpᵢ/Δt + Δvᵢ), is taken from the body as the opposite
+//! impulse at the contact point (capped, like drape's own bodies, at the body's effective mass at that point); the
+//! impulses of a cloth step are summed per body and handed to Avian before its next step, which integrates them
+//! with everything else: body–body contacts, friction, joints.
 //! Vertices held by a body (body grips) follow it as they follow drape's bodies.
 //!
 //! **Order in a fixed tick.** Both engines step once per `FixedUpdate` tick at the cloth's rate (the host keeps
@@ -26,6 +27,7 @@ pub(crate) mod bodies;
 pub(crate) mod meshes;
 pub(crate) mod replay;
 pub(crate) mod solid;
+pub(crate) mod twins;
 
 use avian3d::prelude::{
     AngularVelocity, Collider as AvianCollider, ComputedAngularInertia, ComputedCenterOfMass, ComputedMass, Forces,
@@ -43,6 +45,7 @@ use crate::sim::colliders::ExternalColliders;
 use crate::sim::rigid::give_back;
 use crate::sim::schedule::{ClothStep, ClothStepSystems, PbdStage, PbdSubstep, SimClock};
 use crate::sim::{SimParams, stages};
+use twins::{AvianTwins, Twin};
 
 pub use bodies::AvianBodiesPlugin;
 pub use meshes::AvianMeshesPlugin;
@@ -63,10 +66,16 @@ impl Plugin for AvianClothPlugin {
     fn build(&self, app: &mut App) {
         replay::register(app);
         app.init_resource::<BodyImpulses>()
+            .init_resource::<AvianTwins>()
             .init_resource::<ExternalColliders>()
             .add_systems(
                 ClothStep,
-                (cache_cloth_shapes, follow_gravity, refuse_holds_on_plain_bodies.before(stages::ease_stiffness))
+                (
+                    cache_cloth_shapes,
+                    follow_gravity,
+                    forget_twins,
+                    refuse_holds_on_plain_bodies.before(stages::ease_stiffness),
+                )
                     .in_set(ClothStepSystems::BeforeStep),
             )
             .add_systems(
@@ -130,83 +139,85 @@ fn follow_gravity(params: Res<SimParams>, gravity: Option<ResMut<Gravity>>) {
     }
 }
 
-/// What the cloth needs of an Avian collider.
+/// Each cloth step starts from where Avian's last step left its bodies.
+fn forget_twins(mut twins: ResMut<AvianTwins>) {
+    twins.0.clear();
+}
+
+/// What the cloth needs of an Avian collider: its shape, pose, motion and surface, and a body's mass.
 type AvianColliderView = (
     Entity,
     &'static AvianClothShape,
     (&'static Position, &'static Rotation),
     (Option<&'static LinearVelocity>, Option<&'static AngularVelocity>, Option<&'static AvianBody>),
     (Option<&'static Friction>, Option<&'static Restitution>),
+    Option<(&'static ComputedMass, &'static ComputedAngularInertia, &'static ComputedCenterOfMass)>,
 );
 
-/// Before line (8): every Avian collider swept over the substep, a body moving at the velocities Avian's last
-/// step left it with; line (8) puts them after drape's colliders.
+/// Before line (8): every Avian collider swept over the substep, a body moving as its twin does (Avian's last
+/// step's velocities and the cloth's impulses since); line (8) puts them after drape's colliders.
 fn gather_avian_colliders(
     colliders: Query<AvianColliderView, Without<ClothCollider>>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
     mut external: ResMut<ExternalColliders>,
+    mut twins: ResMut<AvianTwins>,
 ) {
     let ExternalColliders { colliders: swept, entities } = &mut *external;
     swept.clear();
     entities.clear();
     let begin = clock.substep as f32 * clock.dt;
-    for (entity, shape, (position, rotation), (linear, angular, body), (friction, restitution)) in &colliders {
-        let moving = body.is_some_and(|b| !b.is_static());
-        let velocity = |v: Option<Vec3>| if moving { v.unwrap_or(Vec3::ZERO) } else { Vec3::ZERO };
-        let (v, w) = (velocity(linear.map(|v| v.0)), velocity(angular.map(|w| w.0)));
-        let pose = |t: f32| Isometry3d::new(position.0 + v * t, Quat::from_scaled_axis(w * t) * rotation.0);
+    for (entity, shape, (position, rotation), (linear, angular, body), (friction, restitution), mass) in &colliders {
+        let pose = (position.0, rotation.0);
+        let (start, end) = match body.filter(|b| !b.is_static()) {
+            Some(body) => twins
+                .0
+                .entry(entity)
+                .or_insert_with(|| {
+                    let mass = mass.filter(|_| body.is_dynamic()).map(|(mass, inertia, center)| twins::Mass {
+                        inverse: mass.inverse(),
+                        inertia: *inertia,
+                        center: center.0,
+                    });
+                    let (v, w) = (linear.map_or(Vec3::ZERO, |v| v.0), angular.map_or(Vec3::ZERO, |w| w.0));
+                    Twin::new(pose, v, w, mass)
+                })
+                .sweep(begin, clock.dt),
+            None => Twin::new(pose, Vec3::ZERO, Vec3::ZERO, None).sweep(begin, clock.dt),
+        };
         let friction = friction.map_or(params.friction, |f| f.dynamic_coefficient);
         let restitution = restitution.map_or(params.restitution, |r| r.coefficient);
-        swept.push(SweptCollider::new(shape.0.clone(), pose(begin), pose(begin + clock.dt), friction, restitution));
+        swept.push(SweptCollider::new(shape.0.clone(), start, end, friction, restitution));
         entities.push(entity);
     }
 }
-
-/// What the coupling needs of an Avian body: its kind, pose, centre of mass, mass and inertia.
-type AvianBodyView = (
-    &'static AvianBody,
-    &'static Position,
-    &'static Rotation,
-    &'static ComputedCenterOfMass,
-    (&'static ComputedMass, &'static ComputedAngularInertia),
-);
 
 /// §4.2 after line (16): each dynamic body takes the opposite of the momentum its contacts gave cloth
 /// vertices in this substep, summed for Avian's next step.
 fn take_contact_impulses(
     mut cloths: Query<stages::CoupledCloth, Awake>,
-    bodies: Query<AvianBodyView, Without<ClothCollider>>,
+    mut twins: ResMut<AvianTwins>,
     world: Res<crate::sim::colliders::CollisionWorld>,
     clock: Res<SimClock>,
     mut impulses: ResMut<BodyImpulses>,
     mut pushing: Local<stages::PushingMasses>,
     mut found: Local<Vec<stages::Push>>,
 ) {
-    if bodies.is_empty() {
+    if !twins.0.values().any(Twin::is_dynamic) {
         return;
     }
     pushing.sum(&cloths, &world, clock.dt);
     for (mut particles, contacts, features) in &mut cloths {
         found.clear();
         found.extend(stages::collider_pushes(&particles, (contacts, features), &world, clock.dt));
-        for push in found.iter() {
-            let Ok((body, position, rotation, center, (body_mass, inertia))) = bodies.get(push.entity) else {
+        for push in found.iter().filter(|push| push.mass > 0.0) {
+            let Some(twin) = twins.0.get_mut(&push.entity) else { continue };
+            let Some((taken, impulse, moment)) = twin.take(push.given, pushing.of(push), push.point) else {
                 continue;
             };
-            let usable = body.is_dynamic() && push.mass > 0.0;
-            let Some(direction) = push.given.try_normalize().filter(|_| usable) else { continue };
-            // explicit coupling overshoots where the vertices outweigh the body at that point: the body takes at
-            // most its effective mass along the push, 1 / (1/M + (r × n) · I⁻¹ (r × n)), times the vertices'
-            // change in velocity, and each vertex gives the rest back
-            let arm = push.point - (position.0 + rotation.0 * center.0);
-            let turn = arm.cross(direction);
-            let turned = rotation.0 * inertia.inverse().mul_vec3(rotation.0.inverse() * turn);
-            let taken = (1.0 / (body_mass.inverse() + turn.dot(turned)) / pushing.of(push)).min(1.0);
-            let impulse = -push.given * taken;
             let (linear, angular) = impulses.0.entry(push.entity).or_default();
             *linear += impulse;
-            *angular += arm.cross(impulse);
+            *angular += moment;
             let Particles { v, mass, w, .. } = &mut *particles;
             give_back(v, (mass, w), push.vertex, push.given * (1.0 - taken));
         }
