@@ -141,7 +141,7 @@ type AvianState =
 type TwinView = (&'static mut ClothRigidBody, &'static mut Transform, AvianState);
 
 /// Before the cloth step: each twin body where Avian's last step left it, at Avian's velocities.
-fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
+pub(crate) fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
     for (mut body, mut pose, ((position, rotation), (linear, angular))) in &mut twins {
         pose.translation = position.0;
         pose.rotation = rotation.0;

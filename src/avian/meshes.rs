@@ -22,8 +22,10 @@ pub struct AvianMeshesPlugin;
 
 impl Plugin for AvianMeshesPlugin {
     fn build(&self, app: &mut App) {
-        app.add_observer(give_avian_collider)
-            .add_systems(ClothStep, follow_motions.in_set(ClothStepSystems::BeforeStep));
+        app.add_observer(give_avian_collider).add_systems(
+            ClothStep,
+            follow_motions.before(super::bodies::take_avian_state).in_set(ClothStepSystems::BeforeStep),
+        );
     }
 }
 

@@ -59,7 +59,7 @@ impl Plugin for ClothSimPlugin {
             (
                 stages::external_forces.in_set(PbdStage::ExternalForces),
                 stages::damping.in_set(PbdStage::Damping),
-                (move_colliders, stages::move_bodies, stages::predict).in_set(PbdStage::Predict),
+                (move_colliders, stages::move_bodies.after(move_colliders), stages::predict).in_set(PbdStage::Predict),
                 (stages::generate_collisions, stages::hold_on_bodies).chain().in_set(PbdStage::GenerateCollisions),
                 (stages::lend_masses_to_holds, stages::project).chain().in_set(ProjectionSystems::Constraints),
                 (stages::return_lent_masses, stages::settle_held_bodies, stages::push_out)

@@ -17,7 +17,8 @@ use super::cloth::{Attachments, BodyAttachments, Cloth, ClothMaterial, Grabbed, 
 use super::colliders::CollisionWorld;
 use super::constraints::attach::Motion;
 use super::rigid::ClothRigidBody;
-use super::schedule::{ClothStep, ClothStepSystems, SimClock};
+use super::schedule::{ClothStep, ClothStepSystems, PbdStage, SimClock};
+use crate::skinning::measure_attachment_error;
 
 /// Below this speed, m/s, a vertex is at rest (Jolt's point-velocity sleep threshold).
 pub const SLEEP_SPEED: f32 = 0.03;
@@ -32,7 +33,14 @@ pub struct SleepPlugin;
 impl Plugin for SleepPlugin {
     fn build(&self, app: &mut App) {
         app.add_systems(ClothStep, (wake_stirred_cloths, ApplyDeferred).chain().in_set(ClothStepSystems::Start))
-            .add_systems(ClothStep, fall_asleep.in_set(ClothStepSystems::AfterStep));
+            // a cloth falls asleep as the step left it: torn, and measured (`ClothStepSystems::AfterStep`)
+            .add_systems(
+                ClothStep,
+                fall_asleep
+                    .in_set(ClothStepSystems::AfterStep)
+                    .after(PbdStage::Tearing)
+                    .after(measure_attachment_error),
+            );
     }
 }
 

@@ -103,19 +103,24 @@ pub struct ClothSkinningPlugin;
 
 impl Plugin for ClothSkinningPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(ClothStep, (pose_characters, skin_cloth).chain().in_set(ClothStepSystems::BeforeStep))
-            .add_systems(ClothStep, measure_attachment_error.in_set(ClothStepSystems::AfterStep))
-            .add_systems(
-                PbdSubstep,
-                (
-                    move_bone_colliders.after(move_colliders).in_set(PbdStage::Predict),
-                    follow_skin.after(stages::predict).in_set(PbdStage::Predict),
-                    limit_cloth_to_skin
-                        .after(ProjectionSystems::ClothContacts)
-                        .before(ProjectionSystems::Finish)
-                        .in_set(PbdStage::Project),
-                ),
-            );
+        // skinned pins move before the tethers read them; the error is measured on the cloth as torn
+        let (tethers, tearing) = (crate::sim::tethers::refresh_tethers, PbdStage::Tearing);
+        app.add_systems(
+            ClothStep,
+            (pose_characters, skin_cloth).chain().before(tethers).in_set(ClothStepSystems::BeforeStep),
+        )
+        .add_systems(ClothStep, measure_attachment_error.after(tearing).in_set(ClothStepSystems::AfterStep))
+        .add_systems(
+            PbdSubstep,
+            (
+                move_bone_colliders.after(move_colliders).before(stages::move_bodies).in_set(PbdStage::Predict),
+                follow_skin.after(stages::predict).in_set(PbdStage::Predict),
+                limit_cloth_to_skin
+                    .after(ProjectionSystems::ClothContacts)
+                    .before(ProjectionSystems::Finish)
+                    .in_set(PbdStage::Project),
+            ),
+        );
     }
 }
 

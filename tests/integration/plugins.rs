@@ -159,3 +159,24 @@ fn without_the_skinning_plugin_worn_cloth_stays_where_it_was_made() {
     assert!(centre(&mut off).distance(start) < 0.2, "unworn, they hang where they were made");
     assert!(has_system(&on, PbdSubstep, "follow_skin") && !has_system(&off, PbdSubstep, "follow_skin"));
 }
+
+/// The cloth step and its substep order every pair of systems that touch the same data, with every concern and
+/// Avian's coupling in: an order the executor picks follows the systems' insertion and access, which any change to
+/// a plugin moves, and a run's bits would follow it. Bevy refuses to build such a schedule with ambiguity detection
+/// set to `Error`.
+#[test]
+fn the_cloth_schedules_leave_no_conflicting_order_to_the_executor() {
+    use bevy::ecs::schedule::{LogLevel, ScheduleBuildSettings};
+    let strict = ScheduleBuildSettings { ambiguity_detection: LogLevel::Error, ..default() };
+    for preset in ["character", "tearing", "pile"] {
+        let mut app = headless_app_of(preset::load(preset).unwrap(), ClothSolverPlugins, |app| {
+            for label in [ClothStep.intern(), PbdSubstep.intern()] {
+                app.edit_schedule(label, |schedule| {
+                    schedule.set_build_settings(strict.clone());
+                });
+            }
+        });
+        // a schedule with an ambiguity panics as it is first built, here
+        app.update();
+    }
+}
