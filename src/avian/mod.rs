@@ -70,12 +70,7 @@ impl Plugin for AvianClothPlugin {
             .init_resource::<ExternalColliders>()
             .add_systems(
                 ClothStep,
-                (
-                    cache_cloth_shapes,
-                    follow_gravity,
-                    forget_twins,
-                    refuse_holds_on_plain_bodies.before(stages::ease_stiffness),
-                )
+                (cache_cloth_shapes, follow_gravity, refuse_holds_on_plain_bodies.before(stages::ease_stiffness))
                     .in_set(ClothStepSystems::BeforeStep),
             )
             .add_systems(
@@ -139,11 +134,6 @@ fn follow_gravity(params: Res<SimParams>, gravity: Option<ResMut<Gravity>>) {
     }
 }
 
-/// Each cloth step starts from where Avian's last step left its bodies.
-fn forget_twins(mut twins: ResMut<AvianTwins>) {
-    twins.0.clear();
-}
-
 /// What the cloth needs of an Avian collider: its shape, pose, motion and surface, and a body's mass.
 type AvianColliderView = (
     Entity,
@@ -167,6 +157,10 @@ fn gather_avian_colliders(
     swept.clear();
     entities.clear();
     let begin = clock.substep as f32 * clock.dt;
+    if clock.substep == 0 {
+        // each cloth step starts from where Avian's last step left its bodies
+        twins.0.clear();
+    }
     for (entity, shape, (position, rotation), (linear, angular, body), (friction, restitution), mass) in &colliders {
         let pose = (position.0, rotation.0);
         let (start, end) = match body.filter(|b| !b.is_static()) {
