@@ -521,6 +521,9 @@ pub struct ClothSolver {
     /// What the paper's dihedral sweeps of the last substep did with folds past a right angle
     /// ([`Folds::for_cloth`]), kept for the panel to show.
     pub folds: Folds,
+    /// How far from met this substep's stretch and bending constraints are left alone, metres, from its
+    /// predictions ([`crate::sim::integrate::rounding_tolerance`]).
+    pub rounding: f32,
 }
 
 impl ClothSolver {

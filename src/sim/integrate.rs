@@ -99,12 +99,32 @@ fn air_on_triangle(x: &[Vec3], velocities: &mut impl ParticleAccess, tri: [u32; 
 }
 
 /// Line (7): p_i ← x_i + Δt v_i. Computed on the flat coordinate arrays, so the loop runs on packed
-/// arithmetic instead of shuffling 12-byte points.
-pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) {
+/// arithmetic instead of shuffling 12-byte points. Returns the largest magnitude of a predicted coordinate (its
+/// bits' maximum, which packs as well; infinite or NaN if one is).
+pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) -> f32 {
     let (x, v): (&[f32], &[f32]) = (bytemuck::cast_slice(x), bytemuck::cast_slice(v));
+    let mut largest = 0u32;
     for ((p, x), v) in bytemuck::cast_slice_mut::<_, f32>(p).iter_mut().zip(x).zip(v) {
         *p = x + v * dt;
+        largest = largest.max(p.to_bits() & !SIGN_BIT);
     }
+    f32::from_bits(largest)
+}
+
+/// The sign bit of an `f32`.
+const SIGN_BIT: u32 = 1 << 31;
+
+/// The positions' rounding steps within which a constraint counts as met ([`rounding_tolerance`]).
+const ROUNDING_STEPS: f32 = 8.0;
+
+/// How far from met a stretch or bending constraint of a cloth whose coordinates are at most `largest` in
+/// magnitude may be and still be left alone, metres: eight rounding steps of its coordinates. Its residual is then
+/// rounding's own, and the many passes of a stiff cloth turned the roundings of its corrections into motion: a
+/// rigid 12-vertex shell falling from 2 m at 114 iterations × 64 substeps gained 47 % of its energy within 1 s, none
+/// at the origin, where the coordinates round finer (docs/solvers.md). 0 (every constraint corrected) when a
+/// coordinate is not finite.
+pub fn rounding_tolerance(largest: f32) -> f32 {
+    if largest.is_finite() { ROUNDING_STEPS * f32::EPSILON * largest } else { 0.0 }
 }
 
 /// No particle moves faster than this, m/s: a safety net against extreme settings (one iteration of one

@@ -87,14 +87,14 @@ pub fn damping(
 /// Line (7) and §3.6: predict, then put attached vertices on their targets at the end of the substep.
 /// A particle held by the pointer is an attachment too.
 pub fn predict(
-    mut cloths: Query<(&mut Particles, &Attachments, Option<&Grabbed>), Awake>,
+    mut cloths: Query<(&mut Particles, &Attachments, Option<&Grabbed>, &mut ClothSolver), Awake>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
-    for (mut particles, attachments, grabbed) in &mut cloths {
+    for (mut particles, attachments, grabbed, mut solver) in &mut cloths {
         let Particles { x, v, p, .. } = &mut *particles;
-        integrate::predict(x, v, p, clock.dt);
+        solver.rounding = integrate::rounding_tolerance(integrate::predict(x, v, p, clock.dt));
         apply_attachments(p, &attachments.0, clock.time + f64::from(clock.dt));
         if let Some(g) = grabbed
             && let Some(slot) = p.get_mut(g.vertex as usize)
@@ -367,6 +367,7 @@ fn project_cloth(
     let mut settings = SolverSettings {
         parallel,
         folds,
+        rounding: solver.rounding,
         ..SolverSettings::new(params.iterations, paper[0], paper[1], params.bending_model)
     };
     if share > 0.0 {

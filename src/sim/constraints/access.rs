@@ -14,6 +14,11 @@ pub trait ParticleAccess {
     fn w(&self, i: usize) -> f32;
     /// Moves p_i by `delta`.
     fn shift(&mut self, i: usize, delta: Vec3);
+    /// How far from met a constraint is left alone, metres ([`crate::sim::integrate::rounding_tolerance`]); 0
+    /// (this default) corrects every constraint.
+    fn rounding(&self) -> f32 {
+        0.0
+    }
 }
 
 /// Bounds-checked access to a cloth's predictions and inverse masses.
@@ -50,6 +55,7 @@ pub struct SharedParticles {
     p: *mut Vec3,
     w: *const f32,
     len: usize,
+    rounding: f32,
 }
 
 // SAFETY: the contract of `new` makes concurrent use data-race free (disjoint indices per thread).
@@ -63,7 +69,12 @@ impl SharedParticles {
     /// While any copy of the view is in use: every index passed to it is below `p.len()`, no two threads use
     /// the same index between two synchronisation points, and nothing else reads or writes `p`.
     pub unsafe fn new(p: &mut [Vec3], w: &[f32]) -> Option<Self> {
-        (p.len() == w.len()).then_some(Self { p: p.as_mut_ptr(), w: w.as_ptr(), len: p.len() })
+        (p.len() == w.len()).then_some(Self { p: p.as_mut_ptr(), w: w.as_ptr(), len: p.len(), rounding: 0.0 })
+    }
+
+    /// The view with the positions' rounding tolerance ([`ParticleAccess::rounding`]).
+    pub fn with_rounding(self, rounding: f32) -> Self {
+        Self { rounding, ..self }
     }
 
     /// The whole arrays, for a phase that runs on one thread alone (contacts, self-collision, volume).
@@ -98,5 +109,9 @@ impl ParticleAccess for SharedParticles {
         debug_assert!(i < self.len);
         // SAFETY: i < len, and this thread is the only one using index i until the next synchronisation.
         unsafe { *self.p.add(i) += delta }
+    }
+    #[inline]
+    fn rounding(&self) -> f32 {
+        self.rounding
     }
 }

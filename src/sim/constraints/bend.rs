@@ -249,8 +249,15 @@ fn project_dihedral_x4<const LEAVE_FOLDS: bool>(
     let (w1, w2, w3, w4) = (mass(0), mass(1), mass(2), mass(3));
     let denominator =
         w1 * g1.length_squared() + w2 * g2.length_squared() + w3 * g3.length_squared() + w4 * g4.length_squared();
-    let scale = r.limited_scale_x4(at, hinge.angle() - rest, denominator, MAX_ANGLE_STEP);
-    let skip = flat
+    let error = hinge.angle() - rest;
+    let scale = r.limited_scale_x4(at, error, denominator, MAX_ANGLE_STEP);
+    // met to within the positions' rounding (`integrate::rounding_tolerance`): no corner's move of that size turns
+    // the pair as far as the residual asks, the most sensitive corner turning it by |∇ₖφ| per metre
+    let sensitivity = g1.length_squared().max(g2.length_squared()).max(g3.length_squared()).max(g4.length_squared());
+    let residual = r.residual_x4(at, error);
+    let met = (residual * residual).cmplt(Vec4::splat(p.rounding() * p.rounding()) * sensitivity);
+    let skip = met
+        | flat
         | hinge.degenerate()
         | denominator.is_nan_mask()
         | denominator.cmple(Vec4::splat(f32::MIN_POSITIVE))

@@ -52,6 +52,9 @@ pub(crate) struct SolverSettings {
     pub parallel: bool,
     /// With the XPBD solver, its compliances and share; `None`: the paper's stiffnesses above alone.
     pub xpbd: Option<XpbdSettings>,
+    /// How far from met a stretch or bending constraint is left alone, metres
+    /// ([`crate::sim::integrate::rounding_tolerance`]).
+    pub rounding: f32,
 }
 
 /// XPBD's part in a projection.
@@ -78,6 +81,7 @@ impl SolverSettings {
             folds: Folds::Unfold,
             parallel: true,
             xpbd: None,
+            rounding: 0.0,
         }
     }
 
@@ -173,6 +177,7 @@ pub(crate) fn project_constraints(
     let Some(particles) = (unsafe { SharedParticles::new(p, w) }) else {
         return;
     };
+    let particles = particles.with_rounding(settings.rounding);
     let any_contact = !scratch.contacts.is_empty() || !scratch.features.is_empty();
     let needed = plan.chunks_needed(any_contact, !self_contacts.is_empty(), volume_target.is_some());
     if settings.xpbd.is_some() {

@@ -32,6 +32,14 @@ pub trait Response {
 
     /// Records that the lanes set in `moving` were moved by [`Response::scale_x4`]'s `scale`.
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32);
+
+    /// What four constraints with errors C still ask to be corrected: C itself for the paper, C + α̃λ for XPBD
+    /// (a compliant constraint holding its load has C = −α̃λ and asks for nothing). A constraint whose residual the
+    /// positions' rounding could have made is left alone ([`crate::sim::integrate::rounding_tolerance`]).
+    fn residual_x4(&self, at: usize, error: Vec4) -> Vec4;
+
+    /// [`Response::residual_x4`] of one constraint.
+    fn residual(&self, at: usize, error: f32) -> f32;
 }
 
 /// The share D / (D + α̃) of a lone constraint's error that XPBD removes in a substep, whatever the iteration
@@ -77,6 +85,16 @@ impl Response for Stiffness {
 
     #[inline(always)]
     fn commit_x4(&mut self, _: usize, _: Vec4, _: u32) {}
+
+    #[inline(always)]
+    fn residual_x4(&self, _: usize, error: Vec4) -> Vec4 {
+        error
+    }
+
+    #[inline(always)]
+    fn residual(&self, _: usize, error: f32) -> f32 {
+        error
+    }
 }
 
 /// XPBD's response: the time-scaled compliance α̃ = α/Δt² of every constraint of the sweep and their
@@ -166,6 +184,16 @@ impl Response for Compliance<'_> {
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32) {
         self.add(at, scale, moving);
     }
+
+    #[inline(always)]
+    fn residual_x4(&self, at: usize, error: Vec4) -> Vec4 {
+        error + Vec4::splat(self.alpha) * self.lambdas(at)
+    }
+
+    #[inline(always)]
+    fn residual(&self, at: usize, error: f32) -> f32 {
+        error + self.alpha * self.lambda.get(at).copied().unwrap_or(0.0)
+    }
 }
 
 /// While the solver switches: `share` of XPBD's correction and the rest of the paper's, so the cloth's response
@@ -219,6 +247,16 @@ impl Response for Blend<'_> {
     #[inline(always)]
     fn commit_x4(&mut self, at: usize, scale: Vec4, moving: u32) {
         self.xpbd.add(at, scale, moving);
+    }
+
+    #[inline(always)]
+    fn residual_x4(&self, at: usize, error: Vec4) -> Vec4 {
+        self.mix(error, self.xpbd.residual_x4(at, error))
+    }
+
+    #[inline(always)]
+    fn residual(&self, at: usize, error: f32) -> f32 {
+        (1.0 - self.share) * error + self.share * self.xpbd.residual(at, error)
     }
 }
 

@@ -123,11 +123,7 @@ impl StepWatch {
             .fold(0.0, f32::max);
         // gravity carries everything: a long enough fall reaches the cap legally
         let free_fall = params.gravity.length() * world.resource::<SimClock>().time as f32;
-        let collider_speed = world
-            .query::<&ClothCollider>()
-            .iter(world)
-            .map(|c| c.motion.max_speed(c.shape.placed(&Transform::IDENTITY).reach()))
-            .fold(0.0, f32::max);
+        let collider_speed = fastest_collider_point(world);
         let anything_moves =
             body_speed > 0.0 || world.query::<&ClothCollider>().iter(world).any(|c| c.motion != ColliderMotion::Static);
         let grabs: Vec<(Entity, Vec3)> =
@@ -270,4 +266,13 @@ impl StepWatch {
         }
         self.remember(world);
     }
+}
+
+/// The fastest point of any collider's own motion (its surface farthest from its centre, for a turning one), m/s.
+pub(crate) fn fastest_collider_point(world: &mut World) -> f32 {
+    world
+        .query::<&ClothCollider>()
+        .iter(world)
+        .map(|c| c.motion.max_speed(c.shape.placed(&Transform::IDENTITY).reach()))
+        .fold(0.0, f32::max)
 }
