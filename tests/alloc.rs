@@ -89,11 +89,19 @@ fn steady_steps_of_a_worn_cloth_do_not_allocate() {
     for _ in 0..120 {
         app.update();
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    for _ in 0..20 {
-        app.world_mut().run_schedule(ClothStep);
-    }
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 0, "allocations in 20 steps of character");
+    // the counter is the process's: libtest's own threads allocate (spawning a test, reporting one) at moments the
+    // lock cannot order, and a CI run once counted 31 in a window here that no run alone repeats. An allocation of
+    // the steady step repeats every step, so it shows in every window; the quietest of three must count none.
+    let windows: Vec<usize> = (0..3)
+        .map(|_| {
+            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            for _ in 0..20 {
+                app.world_mut().run_schedule(ClothStep);
+            }
+            ALLOCATIONS.load(Ordering::Relaxed) - before
+        })
+        .collect();
+    assert_eq!(windows.iter().min(), Some(&0), "allocations in three windows of 20 steps of character: {windows:?}");
 }
 
 #[test]
