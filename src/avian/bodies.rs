@@ -8,14 +8,15 @@
 //! (handing Avian the impulses of a whole step, one step late, makes grips ring and blow up). After the step
 //! Avian takes the body at the velocities the step left it with (less the step's gravity, which Avian adds
 //! itself, so momentum is exactly what the cloth gave). A free body is placed one step of them back from where
-//! the step left it, so Avian's step brings it there, where the cloth holds it, and a body nothing touches falls
-//! exactly as in Avian alone; a body touching another (the
+//! the step left it, so Avian's step brings one the cloth moved there, where the cloth holds it, and a body
+//! nothing touches falls exactly as in Avian alone; a body touching another (the
 //! ground, the heap it lies in) starts Avian's step where Avian's last step left it, so its contacts settle as
 //! Avian's own.
 
 use avian3d::prelude::{
     AngularInertia, AngularVelocity, Collider as AvianCollider, CollidingEntities, Friction, LinearVelocity, Mass,
     Physics, PhysicsSystems, PhysicsTime, Position, Restitution, RigidBody as AvianBody, Rotation, SleepingDisabled,
+    SubstepCount,
 };
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
@@ -141,8 +142,9 @@ type AvianState =
 type TwinView = (&'static mut ClothRigidBody, &'static mut Transform, AvianState);
 
 /// Before the cloth step: each twin body where Avian's last step left it, at Avian's velocities.
-pub(crate) fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
-    for (mut body, mut pose, ((position, rotation), (linear, angular))) in &mut twins {
+pub(crate) fn take_avian_state(mut twins: Query<(TwinView, &mut HostedBody)>) {
+    for ((mut body, mut pose, ((position, rotation), (linear, angular))), mut hosted) in &mut twins {
+        hosted.touched = false;
         pose.translation = position.0;
         pose.rotation = rotation.0;
         body.velocity = linear.0;
@@ -152,24 +154,31 @@ pub(crate) fn take_avian_state(mut twins: Query<TwinView, With<HostedBody>>) {
 
 /// After the cloth step: each twin body at the velocities the cloth step left it with, less the gravity the step
 /// added (Avian adds it). A free body is placed one step of them back from where the step left it (less the gravity
-/// Avian's step adds on the way), so that Avian's step brings it back where the cloth holds it, to within
-/// g·h²·|1/N − 1/S|/2 for N Avian and S cloth substeps, and a body that nothing touches falls as in Avian alone; a
-/// body touching another Avian
-/// collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
+/// the integrators add on the way): one the cloth moved (a hold or a contact, [`HostedBody::touched`]) by Avian's N
+/// substeps' gravity, so that Avian's step ends where the cloth holds it; one the cloth did not touch by the cloth's
+/// S substeps', so that it falls as in Avian alone (the two differ by g·h²·|1/N − 1/S|/2 a step). A body touching
+/// another Avian collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
 /// of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
 /// substep's impulses come after its move's cap, and a touching body's step would carry it at whatever they left.
 fn hand_to_avian(
     mut twins: Query<(TwinView, &ClothCollider, &CollidingEntities, &mut HostedBody)>,
     params: Res<SimParams>,
     clock: Res<SimClock>,
+    avian_substeps: Option<Res<SubstepCount>>,
 ) {
     let step = clock.step_dt;
     let rolling = 1.0 / (1.0 + ROLLING_DAMPING * step);
     // the step's S semi-implicit substeps moved a free body by g·h²·(S + 1)/(2S) of gravity, not the g·h² that
     // winding back by the end velocity takes out: the difference goes back, so a free body keeps the trajectory
     // Avian alone gives it whatever the two substep counts
-    let substeps = clock.substeps.max(1) as f32;
-    let gravity_lag = params.gravity * (step * step * (substeps - 1.0) / (2.0 * substeps));
+    let lag = |substeps: u32| {
+        let substeps = substeps.max(1) as f32;
+        params.gravity * (step * step * (substeps - 1.0) / (2.0 * substeps))
+    };
+    // a body the cloth moved belongs where the cloth put it: wound back by Avian's own N substeps of gravity, it
+    // ends Avian's step there, and its holds open no gap of g·h²·(1/N − 1/S)/2 each step (a weight on a strip
+    // sank by it, and the strip carried its weight as much more, or less, as the gap closed)
+    let (free_lag, moved_lag) = (lag(clock.substeps), lag(avian_substeps.map_or(1, |n| n.0)));
     for (
         (mut body, mut pose, ((mut position, mut rotation), (mut linear, mut angular))),
         collider,
@@ -183,7 +192,8 @@ fn hand_to_avian(
         hosted.handed = linear.0;
         if touching.is_empty() {
             angular.0 = body.angular_velocity;
-            position.0 = pose.translation - body.velocity * step + gravity_lag;
+            let lag = if hosted.touched { moved_lag } else { free_lag };
+            position.0 = pose.translation - body.velocity * step + lag;
             rotation.0 = (Quat::from_scaled_axis(-angular.0 * step) * pose.rotation).normalize();
         } else {
             angular.0 = body.angular_velocity * rolling;

@@ -417,6 +417,10 @@ pub struct HostedBody {
     pub support: f32,
     /// The velocity the last cloth step handed the other engine, m/s.
     pub handed: Vec3,
+    /// Whether the cloth step being run (or the last one) moved the body: a hold's correction or a contact's
+    /// impulse. The other engine's step then ends where the cloth left it, rather than where the body would have
+    /// fallen in that engine alone.
+    pub touched: bool,
 }
 
 /// A collider's pose at the start of the substep being run; its `Transform` is the pose at the end. Contacts

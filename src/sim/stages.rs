@@ -252,15 +252,18 @@ pub struct HeldBodies(pub(crate) Vec<HeldBody>);
 pub fn settle_held_bodies(
     held: Res<HeldBodies>,
     mut world: ResMut<CollisionWorld>,
-    mut bodies: Query<(&mut ClothRigidBody, &mut Transform)>,
+    mut bodies: Query<(&mut ClothRigidBody, &mut Transform, Option<&mut HostedBody>)>,
     clock: Res<SimClock>,
 ) {
     // a body nothing touched keeps its pose untouched: a write would count as a move (change detection)
     let corrected = |h: &HeldBody| h.inverse_mass > 0.0 && (h.shift != Vec3::ZERO || h.turn != Vec3::ZERO);
     for (k, correction) in held.0.iter().enumerate().filter(|(_, h)| corrected(h)) {
         let entity = world.entities.get(k).copied();
-        if let Some(Ok((mut body, mut pose))) = entity.map(|e| bodies.get_mut(e)) {
+        if let Some(Ok((mut body, mut pose, hosted))) = entity.map(|e| bodies.get_mut(e)) {
             body.settle(&mut pose, correction, clock.dt);
+            if let Some(mut hosted) = hosted {
+                hosted.touched = true;
+            }
             if let Some(collider) = world.colliders.get_mut(k) {
                 collider.carry(correction.centre, correction.shift, correction.turn);
             }
@@ -495,7 +498,7 @@ fn resting_speed(params: &SimParams, dt: f32) -> f32 {
 /// back.
 pub fn couple_bodies(
     mut cloths: Query<CoupledCloth, Awake>,
-    mut bodies: Query<(&mut ClothRigidBody, &Transform)>,
+    mut bodies: Query<(&mut ClothRigidBody, &Transform, Option<&mut HostedBody>)>,
     world: Res<CollisionWorld>,
     clock: Res<SimClock>,
     mut pushing: Local<PushingMasses>,
@@ -511,8 +514,11 @@ pub fn couple_bodies(
         found.clear();
         found.extend(collider_pushes(&particles, (contacts, features), &world, clock.dt));
         for push in found.iter() {
-            if let Ok((mut body, pose)) = bodies.get_mut(push.entity) {
+            if let Ok((mut body, pose, hosted)) = bodies.get_mut(push.entity) {
                 let taken = body.take_from_vertex(pose, push.given, pushing.of(push), push.point);
+                if let Some(mut hosted) = hosted.filter(|_| taken > 0.0) {
+                    hosted.touched = true;
+                }
                 let Particles { v, mass, w, .. } = &mut *particles;
                 give_back(v, (mass, w), push.vertex, push.given * (1.0 - taken));
             }

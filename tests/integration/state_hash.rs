@@ -31,8 +31,8 @@ const PINNED_BODIES: [(&str, &str); 6] = [
     ("level", "dd98b8d7fb152633"),
     ("mannequin", "aa09c0540382cb42"),
     ("pile", "b19dcbf3fcb35228"),
-    ("stripes", "869be82f80ed1f42"),
-    ("tearing", "09994df360033f3a"),
+    ("stripes", "0961a4733ae364d6"),
+    ("tearing", "a5f3edfc587a33ce"),
 ];
 
 #[test]
