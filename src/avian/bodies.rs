@@ -157,8 +157,8 @@ pub(crate) fn take_avian_state(mut twins: Query<(TwinView, &mut HostedBody)>) {
 /// the integrators add on the way): one the cloth moved (a hold or a contact, [`HostedBody::touched`]) by Avian's N
 /// substeps' gravity, so that Avian's step ends where the cloth holds it; one the cloth did not touch by the cloth's
 /// S substeps', so that it falls as in Avian alone (the two differ by g·h²·|1/N − 1/S|/2 a step). A body touching
-/// another Avian collider starts Avian's step where the last one left it (a body lifted off the ground would keep the speed
-/// of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
+/// another Avian collider starts Avian's step where the last one left it (a body lifted off the ground would keep
+/// the speed of its fall back to it), and loses spin at [`ROLLING_DAMPING`]. Both at most the cloth's speed cap: the last
 /// substep's impulses come after its move's cap, and a touching body's step would carry it at whatever they left.
 fn hand_to_avian(
     mut twins: Query<(TwinView, &ClothCollider, &CollidingEntities, &mut HostedBody)>,

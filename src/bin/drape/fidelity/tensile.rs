@@ -173,7 +173,7 @@ mod tests {
     fn a_weight_hanging_from_a_strip_stretches_it_alike_at_any_substep_count() {
         // Avian integrates the weight's fall in its own substeps: wound back by the cloth's instead, the weight
         // started each step a little off where the strip held it, and the strip carried 0.88 of its pull at 10
-        // substeps and 0.72 at 40
+        // substeps and 0.74 at 40
         let (cols, rows, size, compliance, weight) = (1, 10, Vec2::new(0.02, 0.2), 0.001, 0.005);
         let hung = |substeps: u32, weight: Option<f32>| {
             let counts = (100, substeps);
