@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub use super::collide::contact::{Contact, ContactKind};
 use super::collide::contacts::Overlaps;
 pub use super::collide::features::{FeatureContact, FeatureSearch};
+use super::collide::planes::StepPlanes;
 use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
 use super::constraints::bend::{Folds, dihedral_angle};
@@ -134,6 +135,11 @@ pub struct BodyAttachment {
 /// The collision constraints of the current step, cleared and refilled each step (capacity is kept).
 #[derive(Component, Clone, Debug, Default)]
 pub struct Contacts(pub Vec<Contact>);
+
+/// The planes of the current step against the still triangle meshes and other general solids, found in its first
+/// substep and turned into contacts in each ([`planes`](super::collide::planes)).
+#[derive(Component, Clone, Debug, Default)]
+pub struct ColliderPlanes(pub(crate) StepPlanes);
 
 /// The colliders' edges and corners against the cloth's triangles in the current substep (§4.2,
 /// [`features`](super::collide::features)); refilled in place.
@@ -431,7 +437,16 @@ pub struct PreviousPose(pub Transform);
 /// Marks a cloth entity and names it. The solver's per-step state (the projection order, the step's contacts and
 /// self-collision pairs) starts empty and comes with it as required components.
 #[derive(Component, Clone, Debug, Default)]
-#[require(ProjectionPlan, Contacts, FeatureContacts, SelfCollision, StartingOverlaps, CappedMoves, Calm)]
+#[require(
+    ProjectionPlan,
+    Contacts,
+    ColliderPlanes,
+    FeatureContacts,
+    SelfCollision,
+    StartingOverlaps,
+    CappedMoves,
+    Calm
+)]
 pub struct Cloth {
     /// Name of the cloth (from its description).
     pub name: String,

@@ -75,7 +75,7 @@ pub struct CollisionWorld {
     pub colliders: Vec<swept::SweptCollider>,
     /// The entity of each collider, in the same order.
     pub entities: Vec<Entity>,
-    /// Scratch of the parallel contact search ([`contacts::generate_contacts`]).
+    /// Scratch of the parallel contact search ([`contacts::generate_step_contacts`]).
     pub slices: SliceOutputs<contacts::SliceContacts>,
     /// Every collider's edges, for the feature contacts (§4.2).
     pub features: ColliderFeatures,

@@ -10,15 +10,15 @@ use bevy::prelude::*;
 use super::cloth::Awake;
 use super::cloth::{
     Attachments, Balloon, BendConstraints, BodyAttachments, CappedMoves, ClothCollider, ClothMaterial, ClothMesh,
-    ClothSolver, Contact, Contacts, FeatureContacts, Grabbed, HostedBody, Particles, PreviousPose, SelfCollision,
-    SolverStiffness, StartingOverlaps, StretchConstraints,
+    ClothSolver, ColliderPlanes, Contact, Contacts, FeatureContacts, Grabbed, HostedBody, Particles, PreviousPose,
+    SelfCollision, SolverStiffness, StartingOverlaps, StretchConstraints,
 };
 use super::collide::{
     ColliderMotion, ColliderShape,
     contact::ContactKind,
     contacts::{
-        DEPENETRATION_SPEED, SliceContacts, depenetrate, drop_contacts_with_holding_body, generate_contacts,
-        lend_body_masses, lift_starts, push_out_of_colliders, return_body_masses,
+        DEPENETRATION_SPEED, PlanStep, SliceContacts, any_planed, depenetrate, drop_contacts_with_holding_body,
+        generate_step_contacts, lend_body_masses, lift_starts, push_out_of_colliders, return_body_masses,
     },
     exits::{aim_at_exits, choose_exits},
     features::{FeatureCloth, find_feature_contacts},
@@ -140,13 +140,18 @@ type SceneCollider = (Entity, &'static ClothCollider, &'static Transform, Option
 /// What line (8) reads of a cloth: its particles, material and mesh.
 type CollidingCloth = (&'static Particles, &'static ClothMaterial, &'static ClothMesh);
 
-/// What line (8) writes of a cloth: its collider contacts, its feature contacts and its starting overlaps; and
-/// which of its vertices a body holds.
-type CollisionOutputs =
-    (&'static mut Contacts, &'static mut FeatureContacts, &'static mut StartingOverlaps, &'static BodyAttachments);
+/// What line (8) writes of a cloth: its collider contacts and the step's planes, its feature contacts and its
+/// starting overlaps; and which of its vertices a body holds.
+type CollisionOutputs = (
+    (&'static mut Contacts, &'static mut ColliderPlanes),
+    &'static mut FeatureContacts,
+    &'static mut StartingOverlaps,
+    &'static BodyAttachments,
+);
 
-/// Line (8): collision constraints against every collider swept over the substep (§3.4), and its edges against
-/// the cloth's triangles (§4.2). A cloth's contacts are its own, so several cloths are searched side by side.
+/// Line (8): collision constraints against every collider swept over the substep (§3.4), a still mesh's from the
+/// step's planes (`collide::planes`), and its edges against the cloth's triangles (§4.2). A cloth's contacts are
+/// its own, so several cloths are searched side by side.
 pub fn generate_collisions(
     mut cloths: Query<(Entity, CollidingCloth, CollisionOutputs), Awake>,
     colliders: (Query<SceneCollider>, Option<Res<ExternalColliders>>),
@@ -160,13 +165,22 @@ pub fn generate_collisions(
     let (colliders, external) = colliders;
     world.gather(colliders.iter(), external.as_deref(), &params);
     let CollisionWorld { colliders, slices, features: edges, .. } = &mut *world;
+    // a still mesh gets the step's planes; without one, every collider is searched in every substep
+    let plannable = any_planed(colliders);
     let search = |(_, cloth, outputs): QueryItem<(Entity, CollidingCloth, CollisionOutputs)>,
                   slices: &mut SliceOutputs<SliceContacts>,
                   parallel: bool| {
-        let ((particles, material, mesh), (mut contacts, mut features, mut overlaps, holds)) = (cloth, outputs);
+        let ((particles, material, mesh), ((mut contacts, mut planes), mut features, mut overlaps, holds)) =
+            (cloth, outputs);
         let Particles { x, p, v, w, .. } = particles;
         let margin = (material.thickness, clock.dt);
-        generate_contacts((x, p, v, w), colliders, margin, (slices, parallel), &mut contacts.0);
+        let step = PlanStep {
+            substep: clock.substep,
+            substeps: clock.substeps,
+            slack: plane_slack(material, &params, &clock),
+        };
+        let planes = plannable.then_some((&mut planes.0, step));
+        generate_step_contacts((x, p, v, w), colliders, margin, (slices, parallel), planes, &mut contacts.0);
         let cloth = FeatureCloth { x, p, w, triangles: &mesh.triangles };
         // with `collider_edges` off the features are empty and this finds nothing
         let FeatureContacts { contacts: found, search } = &mut *features;
@@ -193,6 +207,12 @@ pub fn generate_collisions(
         }
     }
     timings.add(PbdStage::GenerateCollisions, start);
+}
+
+/// How far a vertex may leave the path its first substep forecasts and keep the step's planes, metres: the
+/// cloth's thickness, and the drop gravity adds over the step to that straight forecast.
+fn plane_slack(material: &ClothMaterial, params: &SimParams, clock: &SimClock) -> f32 {
+    material.thickness + 0.5 * params.gravity.length() * clock.step_dt * clock.step_dt
 }
 
 /// Line (8) for the rigid bodies (§4.2): after the surface contacts, a hold for each vertex a body holds, with the

@@ -28,7 +28,7 @@ const PINNED: [(&str, &str); 15] = [
 /// tests need the demo's features, Avian among them: a table for a build without Avian could never run.
 const PINNED_BODIES: [(&str, &str); 6] = [
     ("gears", "3b30e14f0416acd1"),
-    ("level", "dd98b8d7fb152633"),
+    ("level", "4b268a6f65cee468"),
     ("mannequin", "aa09c0540382cb42"),
     ("pile", "b19dcbf3fcb35228"),
     ("stripes", "0961a4733ae364d6"),

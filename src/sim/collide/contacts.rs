@@ -12,24 +12,67 @@ use bevy::math::{Vec3, Vec4};
 use super::contact::{Contact, ContactKind};
 use super::hold::{HeldBody, project_holds};
 use super::pinch::share_pinches;
+use super::planes::{StepPlane, StepPlanes, reach_of, strays};
+use super::shapes::Shape;
 use super::swept::{GrownShape, SurfaceHit, SweptCollider};
 use crate::sim::constraints::access::ParticleAccess;
 use crate::sim::integrate::MAX_SPEED;
 use crate::sim::parallel::SliceOutputs;
 
-/// Vertices per slice of [`generate_contacts`] at least: below that a cloth is searched on one thread.
+/// Vertices per slice of [`generate_step_contacts`] at least: below that a cloth is searched on one thread.
 const MIN_CONTACT_SLICE: usize = 512;
 /// Vertices per block of a slice: each block's box is tested against each collider before its vertices are.
 const CONTACT_BLOCK: usize = 64;
 
-/// What one vertex slice of [`generate_contacts`] found: its contacts collider by collider, and where each
-/// collider's run ends.
+/// What one vertex slice of [`generate_step_contacts`] found: its contacts collider by collider, and where each
+/// collider's run ends; in a step's first substep, its planes ([`StepPlanes`]) the same way.
 #[derive(Debug, Default)]
 pub struct SliceContacts {
     contacts: Vec<Contact>,
     collider_end: Vec<u32>,
     /// The box around the rays of each block of the slice.
     block_reach: Vec<Option<(Vec3, Vec3)>>,
+    /// The balls of the slice's vertices, when the step's planes are found.
+    reach: Vec<Vec4>,
+    /// The planes found, collider by collider, and where each collider's run ends.
+    planes: Vec<StepPlane>,
+    plane_end: Vec<u32>,
+    /// The free vertices of the slice that left their balls in this substep.
+    strayed: Vec<u32>,
+}
+
+/// Which substep of which step a search is for, and the slack of its planes ([`reach_of`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PlanStep {
+    /// The substep being run.
+    pub substep: u32,
+    /// The substeps of the step.
+    pub substeps: u32,
+    /// How far beyond its substep's move times the substeps left a vertex may go and keep its planes, metres.
+    pub slack: f32,
+}
+
+/// Whether a collider's contacts come from the step's planes: a still triangle mesh or other general solid, whose
+/// queries are dear. An analytic shape is answered exactly in closed form in every substep for about the cost of a
+/// plane's test, and keeps its curvature; a moving collider keeps its swept test in its own frame.
+fn is_planed(collider: &SweptCollider) -> bool {
+    !collider.is_moving() && matches!(collider.world, Shape::General(_))
+}
+
+/// Whether any of `colliders` gets planes ([`is_planed`]): without one, a search needs no [`StepPlanes`].
+pub(crate) fn any_planed(colliders: &[SweptCollider]) -> bool {
+    colliders.iter().any(is_planed)
+}
+
+/// How a search treats the still general colliders ([`is_planed`]).
+enum Planned<'a> {
+    /// Searched exactly, as every other collider.
+    No,
+    /// The step's first substep: each vertex's planes are found (the slices keep them) and give its contacts.
+    Make { planed: &'a [Option<Shape>], substeps_left: f32, slack: f32 },
+    /// A later substep: the planes give the contacts of the colliders that still stand, and the vertices that
+    /// strayed are searched exactly.
+    Keep(&'a StepPlanes),
 }
 
 /// Fills `out` (cleared first, capacity kept) with one contact per vertex and collider whose ray x→p enters
@@ -39,18 +82,76 @@ pub struct SliceContacts {
 /// each slice's buffer in `slices`; the order, hence the result, is the same), and each slice, then each block of
 /// 64 vertices (`CONTACT_BLOCK`) in a slice that may touch, skips every collider whose swept bounds cannot reach
 /// the box around its rays. A vertex pinched between two facing colliders gets
-/// contacts that share the overlap ([`share_pinches`]).
+/// contacts that share the overlap ([`share_pinches`]). The exact search of every substep, which
+/// [`generate_step_contacts`] makes for moving colliders and strayed vertices.
+#[cfg(test)]
 pub fn generate_contacts(
+    particles: (&[Vec3], &[Vec3], &[Vec3], &[f32]),
+    colliders: &[SweptCollider],
+    margin: (f32, f32),
+    search: (&mut SliceOutputs<SliceContacts>, bool),
+    out: &mut Vec<Contact>,
+) {
+    generate_step_contacts(particles, colliders, margin, search, None, out);
+}
+
+/// Line (8) against every collider: as the exact search of every substep ([`find_contacts`]: each vertex whose ray
+/// x→p enters a collider grown by `margin` during the substep of length `dt`, lies inside it or starts on a still
+/// one's surface gets a contact, ordered by collider, then vertex; w = 0 skipped), except that with `planes` the
+/// still general colliders' contacts ([`is_planed`]) come from the step's planes (`planes.rs`), found in its
+/// first substep: a plane whose vertex's ray reaches it ([`StepPlane::is_reached`]) is a contact, and a vertex
+/// that left its ball or moves faster is searched exactly. A vertex pinched between two facing colliders gets contacts that share the overlap
+/// ([`share_pinches`]).
+pub fn generate_step_contacts(
     particles: (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
     (margin, dt): (f32, f32),
     search: (&mut SliceOutputs<SliceContacts>, bool),
+    planes: Option<(&mut StepPlanes, PlanStep)>,
     out: &mut Vec<Contact>,
 ) {
     out.clear();
     let probe =
         |collider: &SweptCollider, grown: &GrownShape, _: usize, x: Vec3, p: Vec3| collider.contact(grown, x, p);
-    find_contacts(particles, colliders, (margin, dt), search, probe, out);
+    let n = particles.0.len().min(particles.1.len()).min(particles.2.len()).min(particles.3.len());
+    match planes {
+        None => {
+            find_contacts(particles, colliders, (margin, dt), search, Planned::No, probe, out);
+        }
+        Some((planes, step))
+            if step.substep > 0
+                && planes.planed.len() == colliders.len()
+                && planes.reach.len() == n
+                && planes.margin == margin =>
+        {
+            find_contacts(particles, colliders, (margin, dt), search, Planned::Keep(planes), probe, out);
+        }
+        Some((planes, step)) => {
+            let StepPlanes { reach, planes: found_planes, collider_end, planed, margin: planes_margin } = planes;
+            planed.clear();
+            let substeps_left = step.substeps.saturating_sub(step.substep).max(1) as f32;
+            planed.extend(colliders.iter().map(|c| is_planed(c).then(|| c.world.clone())));
+            *planes_margin = margin;
+            let make = Planned::Make { planed, substeps_left, slack: step.slack };
+            let slices = find_contacts(particles, colliders, (margin, dt), search, make, probe, out);
+            reach.clear();
+            for slice in slices.iter_mut().filter_map(|slice| slice.get_mut().ok()) {
+                reach.extend_from_slice(&slice.reach);
+            }
+            found_planes.clear();
+            found_planes.reserve(n);
+            merge_by_collider(slices, colliders.len(), |slice| (&slice.planes, &slice.plane_end), found_planes);
+            collider_end.clear();
+            let mut end = 0;
+            for k in 0..colliders.len() {
+                for slice in slices.iter_mut().filter_map(|slice| slice.get_mut().ok()) {
+                    let start = if k == 0 { 0 } else { slice.plane_end[k - 1] };
+                    end += slice.plane_end[k] - start;
+                }
+                collider_end.push(end);
+            }
+        }
+    }
     share_pinches(out);
 }
 
@@ -183,7 +284,7 @@ pub fn push_out_of_colliders(
         let point = if started > 0.0 { point - normal * (margin + started) } else { point };
         Some(SurfaceHit { point, normal, surface_shift: collider.shift_at(point) })
     };
-    find_contacts((x, &*p, v, w), colliders, (margin, dt), search, probe, contacts);
+    find_contacts((x, &*p, v, w), colliders, (margin, dt), search, Planned::No, probe, contacts);
     if contacts.len() > first {
         drop_contacts_with_holding_body(contacts);
     }
@@ -199,54 +300,163 @@ pub fn push_out_of_colliders(
     contacts.len() - first
 }
 
-/// The search shared by [`generate_contacts`] and [`push_out_of_colliders`]: appends to `out` a contact for
-/// every free vertex and collider for which `probe(collider, grown, i, x_i, p_i)` finds one, in the order and with the
-/// culling described at [`generate_contacts`].
-fn find_contacts(
+/// The search shared by [`generate_step_contacts`] and [`push_out_of_colliders`]: appends to `out` a contact for
+/// every free vertex and collider for which `probe(collider, grown, i, x_i, p_i)` finds one, in the order and with
+/// the culling described at [`generate_step_contacts`]; the still colliders as `planned` says. Returns the slices,
+/// which hold the planes made.
+fn find_contacts<'s>(
     (x, p, v, w): (&[Vec3], &[Vec3], &[Vec3], &[f32]),
     colliders: &[SweptCollider],
     (margin, dt): (f32, f32),
-    (slices, parallel): (&mut SliceOutputs<SliceContacts>, bool),
+    (slices, parallel): (&'s mut SliceOutputs<SliceContacts>, bool),
+    planned: Planned<'_>,
     probe: impl Fn(&SweptCollider, &GrownShape, usize, Vec3, Vec3) -> Option<SurfaceHit> + Sync,
     out: &mut Vec<Contact>,
-) {
+) -> &'s mut [std::sync::Mutex<SliceContacts>] {
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
     let found = slices.run(n, MIN_CONTACT_SLICE, parallel, |vertices, found| {
-        let SliceContacts { contacts, collider_end, block_reach } = found;
+        let SliceContacts { contacts, collider_end, block_reach, reach: balls, planes, plane_end, strayed } = found;
         contacts.clear();
         collider_end.clear();
+        planes.clear();
+        plane_end.clear();
         let blocks =
             || (vertices.start..vertices.end).step_by(CONTACT_BLOCK).map(|b| b..(b + CONTACT_BLOCK).min(vertices.end));
         let touches = |reach: &Option<(Vec3, Vec3)>, collider: &SweptCollider| {
             reach.is_some_and(|(min, max)| collider.may_touch_box(min, max, margin))
         };
+        let contact = |i: usize, k: usize, hit: SurfaceHit, collider: &SweptCollider| {
+            let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
+            Contact::surface(i as u32, k as u32, hit, approach, (collider.friction, collider.restitution))
+        };
         let reach = swept_bounds(&x[vertices.clone()], &p[vertices.clone()]);
         block_reach.clear();
+        // the balls of the slice's vertices; which of them left theirs is found when a collider first needs it
+        let mut strays_known = false;
+        let kept = match &planned {
+            Planned::Make { substeps_left, slack, .. } => {
+                // room for a plane per vertex, so the planes of a cloth swinging near a collider do not grow it
+                planes.reserve(vertices.len());
+                balls.clear();
+                balls.extend(vertices.clone().map(|i| reach_of(x[i], p[i], w[i], *substeps_left, *slack)));
+                None
+            }
+            Planned::Keep(planes) => planes.reach(n, vertices.clone()),
+            Planned::No => None,
+        };
         for (k, collider) in colliders.iter().enumerate() {
-            if !touches(&reach, collider) {
-                collider_end.push(contacts.len() as u32);
-                continue;
-            }
-            if block_reach.is_empty() {
-                block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
-            }
-            let grown = collider.grown(margin);
-            let surface = (collider.friction, collider.restitution);
-            for (block, reach) in blocks().zip(block_reach.iter()) {
-                if !touches(reach, collider) {
+            // grown only for a collider the slice may touch: most of a many-collider scene's are far
+            let grown = std::cell::OnceCell::new();
+            let grown = || grown.get_or_init(|| collider.grown(margin));
+            let exact = |j: usize, contacts: &mut Vec<Contact>| {
+                if let Some(hit) = probe(collider, grown(), j, x[j], p[j]) {
+                    contacts.push(contact(j, k, hit, collider));
+                }
+            };
+            if let Planned::Make { planed, .. } = &planned
+                && let Some(Some(world)) = planed.get(k)
+            {
+                let shape = &world.inflated(margin);
+                // the step's first substep: each slow vertex's plane and the contact if its ray reaches it; a fast
+                // one's exact
+                let ball = |i: usize| balls[i - vertices.start];
+                for block in blocks() {
+                    let free = || block.clone().filter(|&i| w[i] != 0.0);
+                    let bounds = free().fold(None::<(Vec3, Vec3)>, |acc, i| {
+                        let (centre, radius) = (ball(i).truncate(), ball(i).w);
+                        let (lo, hi) = if ball(i).w >= 0.0 {
+                            (centre - radius, centre + radius)
+                        } else {
+                            (x[i].min(p[i]), x[i].max(p[i]))
+                        };
+                        Some(acc.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
+                    });
+                    if !touches(&bounds, collider) {
+                        continue;
+                    }
+                    for i in free() {
+                        if ball(i).w.is_nan() || ball(i).w < 0.0 {
+                            exact(i, contacts);
+                            continue;
+                        }
+                        let Some(plane) = StepPlane::of(i as u32, shape, x[i], ball(i).w) else { continue };
+                        planes.push(plane);
+                        if let Some(hit) = plane.contact(x[i], p[i]) {
+                            contacts.push(contact(i, k, hit, collider));
+                        }
+                    }
+                }
+            } else if let (Some(kept), Planned::Keep(step)) = (kept, &planned)
+                && !collider.is_moving()
+                && let Some(run) = step.run(k, &collider.world, vertices.clone())
+            {
+                if run.is_empty() && !touches(&reach, collider) {
+                    // no plane, and no ray of the slice can reach the collider
+                    collider_end.push(contacts.len() as u32);
+                    plane_end.push(planes.len() as u32);
                     continue;
                 }
-                for i in block.filter(|&i| w[i] != 0.0) {
-                    if let Some(hit) = probe(collider, &grown, i, x[i], p[i]) {
-                        let approach = (v[i] - hit.surface_shift / dt).dot(hit.normal);
-                        contacts.push(Contact::surface(i as u32, k as u32, hit, approach, surface));
+                if !strays_known {
+                    strayed.clear();
+                    strayed.reserve(vertices.len());
+                    let left = |&i: &usize| w[i] != 0.0 && strays(kept[i - vertices.start], x[i], p[i]);
+                    strayed.extend(vertices.clone().filter(left).map(|i| i as u32));
+                    strays_known = true;
+                }
+                // a later substep: the planes, and the exact search for the vertices that left their balls, block by
+                // block in vertex order, the strayed vertices of a block skipped while its rays cannot reach the
+                // collider (a plane of a strayed vertex no longer holds)
+                let probe_strays = !strayed.is_empty() && touches(&reach, collider);
+                if probe_strays && block_reach.is_empty() {
+                    block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
+                }
+                let (mut run, mut left) = (run.iter().peekable(), strayed.iter().map(|&j| j as usize).peekable());
+                for (b, block) in blocks().enumerate() {
+                    let near = probe_strays && touches(&block_reach[b], collider);
+                    loop {
+                        let plane = run.peek().filter(|plane| (plane.vertex as usize) < block.end);
+                        let stray = left.peek().copied().filter(|&j| j < block.end);
+                        match (plane, stray) {
+                            (None, None) => break,
+                            (Some(plane), stray) if stray.is_none_or(|j| (plane.vertex as usize) <= j) => {
+                                let i = plane.vertex as usize;
+                                if stray != Some(i)
+                                    && w[i] != 0.0
+                                    && let Some(hit) = plane.contact(x[i], p[i])
+                                {
+                                    contacts.push(contact(i, k, hit, collider));
+                                }
+                                run.next();
+                            }
+                            (_, _) => {
+                                if let Some(j) = left.next().filter(|_| near) {
+                                    exact(j, contacts);
+                                }
+                            }
+                        }
+                    }
+                }
+            } else if touches(&reach, collider) {
+                if block_reach.is_empty() {
+                    block_reach.extend(blocks().map(|block| swept_bounds(&x[block.clone()], &p[block])));
+                }
+                for (block, reach) in blocks().zip(block_reach.iter()) {
+                    if !touches(reach, collider) {
+                        continue;
+                    }
+                    for i in block.filter(|&i| w[i] != 0.0) {
+                        if let Some(hit) = probe(collider, grown(), i, x[i], p[i]) {
+                            contacts.push(contact(i, k, hit, collider));
+                        }
                     }
                 }
             }
             collider_end.push(contacts.len() as u32);
+            plane_end.push(planes.len() as u32);
         }
     });
     merge_by_collider(found, colliders.len(), |slice| (&slice.contacts, &slice.collider_end), out);
+    found
 }
 
 /// Appends to `out` what the slices of a search found, collider by collider and, for each, slice by slice: the
@@ -485,6 +695,93 @@ mod tests {
             assert_eq!(parallel, serial);
         }
         assert!(slices.buffers().len() > 1, "the test should cut the vertices into several slices");
+    }
+
+    /// The solid below y = 0 answered through [`SolidQueries`](super::super::general::SolidQueries), as a
+    /// triangle mesh is: a collider whose contacts come from the step's planes.
+    #[derive(Debug)]
+    struct Floor;
+
+    impl super::super::general::SolidQueries for Floor {
+        fn closest(&self, q: Vec3) -> (Vec3, bool, Vec3) {
+            (q.with_y(0.0), q.y < 0.0, Vec3::Y)
+        }
+        fn sweep(&self, a: Vec3, b: Vec3, radius: f32) -> Option<(f32, Vec3)> {
+            if a.y <= radius {
+                return Some((0.0, Vec3::Y));
+            }
+            (b.y < radius).then(|| ((a.y - radius) / (a.y - b.y), Vec3::Y))
+        }
+        fn aabb(&self) -> (Vec3, Vec3) {
+            (Vec3::new(-100.0, -100.0, -100.0), Vec3::new(100.0, 0.0, 100.0))
+        }
+    }
+
+    /// A 32×32 sheet falling 1 m/s into a floor answered as a mesh is and an analytic ground 4 mm below it over a
+    /// step of 4 substeps, one vertex thrown sideways into a ball in the third: the floor's planes give the exact
+    /// search's contacts, the analytic shapes and the thrown vertex are searched exactly, and the result is the
+    /// same on one thread or two.
+    #[test]
+    fn the_steps_planes_give_the_exact_contacts_on_a_flat_floor_and_strayed_vertices_are_searched() {
+        use super::super::general::GeneralShape;
+        use super::super::planes::StepPlanes;
+        bevy::tasks::ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(2).build());
+        let floor = Shape::General(GeneralShape::new(std::sync::Arc::new(Floor)));
+        let colliders = [
+            SweptCollider::fixed(Shape::Plane { point: Vec3::new(0.0, -0.004, 0.0), normal: Vec3::Y }, 0.3, 0.0),
+            SweptCollider::fixed(floor, 0.3, 0.0),
+            SweptCollider::fixed(Shape::Sphere { center: Vec3::new(1.5, 0.0, 0.3), radius: 0.2 }, 0.3, 0.0),
+        ];
+        let (margin, dt, substeps) = (0.002, 0.005, 4);
+        let mut x: Vec<Vec3> =
+            (0..32 * 32).map(|i| Vec3::new((i % 32) as f32 * 0.02, 0.0075, (i / 32) as f32 * 0.02)).collect();
+        let v = vec![Vec3::NEG_Y; x.len()];
+        let w = vec![1.0; x.len()];
+        let (mut serial, mut parallel) = (StepPlanes::default(), StepPlanes::default());
+        let mut slices = SliceOutputs::default();
+        for substep in 0..substeps {
+            let mut p: Vec<Vec3> = x.iter().zip(&v).map(|(x, v)| *x + *v * dt).collect();
+            if substep == 2 {
+                p[31] = Vec3::new(1.31, 0.0, 0.3); // thrown 69 cm sideways into the ball
+            }
+            let particles = (&x[..], &p[..], &v[..], &w[..]);
+            let (mut exact, mut planned, mut shared) = (Vec::new(), Vec::new(), Vec::new());
+            generate_contacts(particles, &colliders, (margin, dt), (&mut SliceOutputs::default(), false), &mut exact);
+            let step = PlanStep { substep, substeps, slack: 0.03 };
+            let search = (&mut SliceOutputs::default(), false);
+            generate_step_contacts(
+                particles,
+                &colliders,
+                (margin, dt),
+                search,
+                Some((&mut serial, step)),
+                &mut planned,
+            );
+            let search = (&mut slices, true);
+            generate_step_contacts(
+                particles,
+                &colliders,
+                (margin, dt),
+                search,
+                Some((&mut parallel, step)),
+                &mut shared,
+            );
+            assert_eq!(planned, shared, "substep {substep}: one thread or two");
+            let pairs = |found: &[Contact]| found.iter().map(|c| (c.collider, c.vertex)).collect::<Vec<_>>();
+            assert_eq!(pairs(&planned), pairs(&exact), "substep {substep}");
+            assert!(
+                planned.iter().zip(&exact).all(|(a, b)| a.normal == b.normal
+                    && ((a.point - b.point).dot(a.normal).abs() < 1e-6)
+                    && (a.collider == 1 || a == b)),
+                "substep {substep}: the same planes, and the analytic shapes' contacts exactly"
+            );
+            assert_eq!(exact.iter().filter(|c| c.collider == 2).count(), usize::from(substep >= 2));
+            assert!(exact.iter().any(|c| c.collider == 1) == (substep >= 1), "substep {substep}");
+            x = p;
+        }
+        assert!(slices.buffers().len() > 1, "the test should cut the vertices into several slices");
+        assert_eq!(serial.planes.len(), 1024, "a plane for every vertex, on the floor alone");
+        assert!(serial.planes.iter().all(|plane| plane.normal == Vec3::Y));
     }
 
     /// A vertex of 1 kg 0.1 m inside a 3 kg body's face, off the body's centre and sliding along it: the push and

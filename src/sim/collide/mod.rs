@@ -11,6 +11,7 @@ pub mod features;
 pub(crate) mod general;
 pub mod hold;
 pub(crate) mod pinch;
+pub mod planes;
 pub(crate) mod response;
 pub mod shapes;
 pub mod swept;

@@ -14,7 +14,7 @@ use super::contact::{Contact, ContactKind};
 const FACING: f32 = -0.5;
 
 /// Shares the overlap of every two facing surface contacts of one vertex with different colliders. `contacts` come
-/// as [`generate_contacts`](super::contacts::generate_contacts) leaves them: by collider, then vertex, so each pair
+/// as [`generate_step_contacts`](super::contacts::generate_step_contacts) leaves them: by collider, then vertex, so each pair
 /// of colliders' runs is merged in one pass and a vertex touching a single collider costs nothing.
 pub fn share_pinches(contacts: &mut [Contact]) {
     let mut a = 0..run_end(contacts, 0);
