@@ -12,7 +12,7 @@ use bevy::math::{Vec3, Vec4};
 use super::contact::{Contact, ContactKind};
 use super::hold::{HeldBody, project_holds};
 use super::pinch::share_pinches;
-use super::planes::{StepPlane, StepPlanes, reach_of, strays};
+use super::planes::{StepPlane, StepPlanes, reach_of, strays, takes_planes};
 use super::shapes::Shape;
 use super::swept::{GrownShape, SurfaceHit, SweptCollider};
 use crate::sim::constraints::access::ParticleAccess;
@@ -364,7 +364,7 @@ fn find_contacts<'s>(
                     let free = || block.clone().filter(|&i| w[i] != 0.0);
                     let bounds = free().fold(None::<(Vec3, Vec3)>, |acc, i| {
                         let (centre, radius) = (ball(i).truncate(), ball(i).w);
-                        let (lo, hi) = if ball(i).w >= 0.0 {
+                        let (lo, hi) = if takes_planes(ball(i)) {
                             (centre - radius, centre + radius)
                         } else {
                             (x[i].min(p[i]), x[i].max(p[i]))
@@ -375,7 +375,7 @@ fn find_contacts<'s>(
                         continue;
                     }
                     for i in free() {
-                        if ball(i).w.is_nan() || ball(i).w < 0.0 {
+                        if !takes_planes(ball(i)) {
                             exact(i, contacts);
                             continue;
                         }
@@ -389,13 +389,9 @@ fn find_contacts<'s>(
             } else if let (Some(kept), Planned::Keep(step)) = (kept, &planned)
                 && !collider.is_moving()
                 && let Some(run) = step.run(k, &collider.world, vertices.clone())
+                // a slice with no plane whose rays cannot reach the collider has nothing to find
+                && (!run.is_empty() || touches(&reach, collider))
             {
-                if run.is_empty() && !touches(&reach, collider) {
-                    // no plane, and no ray of the slice can reach the collider
-                    collider_end.push(contacts.len() as u32);
-                    plane_end.push(planes.len() as u32);
-                    continue;
-                }
                 if !strays_known {
                     strayed.clear();
                     strayed.reserve(vertices.len());
@@ -445,9 +441,7 @@ fn find_contacts<'s>(
                         continue;
                     }
                     for i in block.filter(|&i| w[i] != 0.0) {
-                        if let Some(hit) = probe(collider, grown(), i, x[i], p[i]) {
-                            contacts.push(contact(i, k, hit, collider));
-                        }
+                        exact(i, contacts);
                     }
                 }
             }

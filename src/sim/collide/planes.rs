@@ -65,6 +65,12 @@ pub fn reach_of(x: Vec3, p: Vec3, w: f32, substeps_left: f32, slack: f32) -> Vec
     x.extend(radius)
 }
 
+/// Whether a vertex's ball ([`reach_of`]) takes planes: a fast, pinned or non-finite vertex's does not.
+#[inline]
+pub fn takes_planes(reach: Vec4) -> bool {
+    reach.w >= 0.0
+}
+
 /// Whether a vertex starting the substep at `x` and predicted at `p` left its ball `reach` ([`reach_of`]): its
 /// planes no longer hold it, and it is searched exactly. A NaN counts as leaving.
 #[inline]
