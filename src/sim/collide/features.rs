@@ -92,6 +92,8 @@ pub struct ColliderFeatures {
     start: Vec<FeatureEdge>,
     /// The same edges at the end of the substep.
     end: Vec<FeatureEdge>,
+    /// The box of each edge at the end, grown by its radius.
+    end_boxes: Vec<(Vec3, Vec3)>,
     /// Collider k's edges are `[first[k]..first[k + 1]]`.
     first: Vec<u32>,
     /// Per collider, the box around its edges at the end, grown by their radius.
@@ -117,6 +119,8 @@ impl ColliderFeatures {
             self.start.clear();
             self.start.resize(self.local.len(), FeatureEdge { ends: [Vec3::ZERO; 2], radius: 0.0 });
             self.end.clone_from(&self.start);
+            self.end_boxes.clear();
+            self.end_boxes.resize(self.local.len(), (Vec3::INFINITY, Vec3::NEG_INFINITY));
             self.bounds.clear();
             self.bounds.resize(colliders.len(), (Vec3::INFINITY, Vec3::NEG_INFINITY));
             self.sources.clear();
@@ -141,6 +145,7 @@ impl ColliderFeatures {
                 let (lo, hi) = end.bounds(0.0);
                 bound = (bound.0.min(lo), bound.1.max(hi));
                 self.end[e] = end;
+                self.end_boxes[e] = (lo, hi);
             }
             self.bounds[k] = bound;
             match self.sources.get_mut(k) {
@@ -349,7 +354,12 @@ pub(crate) fn find_feature_contacts(
             if let Some(near) = near_collider(k) {
                 let cloth = FeatureCloth { x, p, w, triangles: &triangles[range.clone()] };
                 let own = features.range(k);
-                let edges = (&features.local[own.clone()], &features.start[own.clone()], &features.end[own]);
+                let edges = (
+                    &features.local[own.clone()],
+                    &features.start[own.clone()],
+                    &features.end[own.clone()],
+                    &features.end_boxes[own],
+                );
                 search_collider(cloth, (k, collider, edges, near), (thickness, dt), slice);
             }
             slice.collider_end.push(slice.found.len() as u32);
@@ -368,7 +378,7 @@ fn overlap((a, b): (Vec3, Vec3), (c, d): (Vec3, Vec3)) -> bool {
 /// `slice.found`.
 fn search_collider(
     cloth: FeatureCloth,
-    (k, collider, (local_edges, start_edges, end_edges), near_collider): (
+    (k, collider, (local_edges, start_edges, end_edges, end_boxes), near_collider): (
         usize,
         &SweptCollider,
         EdgePoses,
@@ -433,18 +443,15 @@ fn search_collider(
         let edge_pair = |e: u32| Some((end_edges.get(e as usize)?, start_edges.get(e as usize)?));
         // the triangle's frame only once an edge is near its box: most triangles near a collider are near none of
         // its edges (a sheet lying on a table top, away from the rim)
-        let mut near = candidates.iter().filter_map(|&e| {
-            let (edge, start) = edge_pair(e)?;
-            overlap((tmin, tmax), edge.bounds(reach)).then_some((e, edge, start))
-        });
-        let Some(first) = near.next() else { continue };
+        let grown = (tmin - band, tmax + band);
+        let near = |e: &u32| end_boxes.get(*e as usize).is_some_and(|&edge| overlap(grown, edge));
+        let Some(first) = candidates.iter().position(near) else { continue };
         let Some(frame) = TriangleFrame::new(corners, tri.map(|i| x[i as usize])) else { continue };
         pieces.clear();
-        pieces.extend(
-            std::iter::once(first)
-                .chain(near)
-                .filter_map(|(e, edge, start)| Some((e, Piece::of(edge, start, &frame, thickness)?))),
-        );
+        pieces.extend(candidates[first..].iter().filter(|e| near(e)).filter_map(|&e| {
+            let (edge, start) = edge_pair(e)?;
+            Some((e, Piece::of(edge, start, &frame, thickness)?))
+        }));
         // a triangle an edge went through at the start is partly inside the solid, so the sides its pieces
         // started on mean nothing: the triangle leaves, at the depenetration speed, to the side of its plane that
         // the least move clears of every piece (a corner poking through it: over the corner). One with a held
@@ -473,8 +480,9 @@ fn search_collider(
     }
 }
 
-/// A collider's edges in its own frame, at the start and at the end of the substep.
-type EdgePoses<'a> = (&'a [FeatureEdge], &'a [FeatureEdge], &'a [FeatureEdge]);
+/// A collider's edges in its own frame, at the start and at the end of the substep, and their boxes at the end
+/// (grown by their radii).
+type EdgePoses<'a> = (&'a [FeatureEdge], &'a [FeatureEdge], &'a [FeatureEdge], &'a [(Vec3, Vec3)]);
 
 /// A cloth triangle as the feature test reads it, set up once for all the edges near it.
 #[derive(Clone, Copy, Debug)]
@@ -812,7 +820,7 @@ mod tests {
             kept.refill(&colliders);
             let mut fresh = ColliderFeatures::default();
             fresh.refill(&colliders);
-            assert_eq!((&kept.start, &kept.end), (&fresh.start, &fresh.end));
+            assert_eq!((&kept.start, &kept.end, &kept.end_boxes), (&fresh.start, &fresh.end, &fresh.end_boxes));
             assert_eq!((&kept.first, &kept.bounds), (&fresh.first, &fresh.bounds));
         }
     }
