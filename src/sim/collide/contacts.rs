@@ -141,14 +141,11 @@ pub fn generate_step_contacts(
             found_planes.clear();
             found_planes.reserve(n);
             merge_by_collider(slices, colliders.len(), |slice| (&slice.planes, &slice.plane_end), found_planes);
+            // a slice's run ends count its planes up to each collider, so their sum is the merged run's end
             collider_end.clear();
-            let mut end = 0;
-            for k in 0..colliders.len() {
-                for slice in slices.iter_mut().filter_map(|slice| slice.get_mut().ok()) {
-                    let start = if k == 0 { 0 } else { slice.plane_end[k - 1] };
-                    end += slice.plane_end[k] - start;
-                }
-                collider_end.push(end);
+            collider_end.resize(colliders.len(), 0);
+            for slice in slices.iter_mut().filter_map(|slice| slice.get_mut().ok()) {
+                collider_end.iter_mut().zip(&slice.plane_end).for_each(|(end, slice_end)| *end += slice_end);
             }
         }
     }
