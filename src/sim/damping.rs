@@ -5,14 +5,7 @@ use std::sync::Mutex;
 
 use bevy::math::{Mat3, Vec3};
 
-use super::parallel::run_phased;
-
-/// Slices a large cloth's particles are cut into, whatever the thread count: the sums are added slice by slice
-/// in this fixed order, so the result is the same on any number of threads.
-const SLICES: usize = 8;
-/// Fewest particles for which the particles are sliced and the slices shared by the compute pool's threads
-/// (below, waking them costs more than the work).
-const PARALLEL_FROM: usize = 4096;
+use super::parallel::{SHARED_VERTICES_FROM, VERTEX_SLICES as SLICES, VertexSlices, run_phased, vertex_slice};
 
 /// One slice's sums: mass, Σ m x and Σ m v (lines 1–2), then L = Σ r × m v and I = Σ m (|r|² 1 − r rᵀ)
 /// (lines 3–4).
@@ -35,7 +28,7 @@ impl Default for Sums {
 /// §3.5 lines (1)–(9) with coefficient `damping` (k_damping) ∈ [0, 1] over all particles. Masses `mass` are the true masses
 /// (pinned particles included, they are part of the body's motion); velocities of particles with w = 0 are
 /// not changed. The three passes (centre of mass and momentum; angular momentum and inertia; the update) run
-/// over 8 slices of a large cloth's particles (from 4,096), shared by the compute pool's
+/// over the slices of a large cloth's particles (`parallel::vertex_slice`), shared by the compute pool's
 /// threads when `parallel`; each slice reduces the sums of the previous pass itself, in slice order.
 pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], damping: f32, parallel: bool) {
     let n = x.len().min(v.len()).min(mass.len()).min(w.len());
@@ -43,14 +36,7 @@ pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], damp
         return;
     }
     // a small cloth is one slice (the others empty): the sums then come out exactly as in one loop
-    let slices = if n >= PARALLEL_FROM { SLICES } else { 1 };
-    let bounds = |s: usize| if s < slices { n * s / slices..n * (s + 1) / slices } else { n..n };
-    let mut rest = &mut v[..n];
-    let velocities: [Mutex<&mut [Vec3]>; SLICES] = std::array::from_fn(|s| {
-        let (slice, tail) = std::mem::take(&mut rest).split_at_mut(bounds(s).len());
-        rest = tail;
-        Mutex::new(slice)
-    });
+    let velocities = VertexSlices::new(v, n);
     let sums: [Mutex<Sums>; SLICES] = Default::default();
     let total = |sums: &[Mutex<Sums>; SLICES]| {
         sums.iter().filter_map(|s| s.lock().ok().map(|s| *s)).fold(Sums::default(), |a, b| Sums {
@@ -72,13 +58,13 @@ pub fn damp_velocities(x: &[Vec3], v: &mut [Vec3], mass: &[f32], w: &[f32], damp
         }
         starts
     };
-    run_phased(&PHASES, 1, parallel && n >= PARALLEL_FROM, |j| {
+    run_phased(&PHASES, 1, parallel && n >= SHARED_VERTICES_FROM, |j| {
         let (pass, s) = (j / SLICES, j % SLICES);
-        let range = bounds(s);
+        let range = vertex_slice(n, s);
         if range.is_empty() {
             return;
         }
-        let (Ok(mut v), Ok(mut own)) = (velocities[s].lock(), sums[s].lock()) else { return };
+        let (Some(mut v), Ok(mut own)) = (velocities.lock(s), sums[s].lock()) else { return };
         let (x, mass, w) = (&x[range.clone()], &mass[range.clone()], &w[range]);
         match pass {
             // (1), (2)
@@ -195,7 +181,7 @@ mod tests {
     fn threads_give_the_same_bits() {
         bevy::tasks::ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(2).build());
         let mut rng = StdRng::seed_from_u64(11);
-        let (x, m) = cloud(PARALLEL_FROM + 77, &mut rng);
+        let (x, m) = cloud(SHARED_VERTICES_FROM + 77, &mut rng);
         let w: Vec<f32> = (0..x.len()).map(|i| if i % 50 == 0 { 0.0 } else { 1.0 }).collect();
         let v0: Vec<Vec3> = (0..x.len()).map(|_| Vec3::new(rng.random_range(-1.0..1.0), 0.5, 0.0)).collect();
         let (mut one, mut two) = (v0.clone(), v0.clone());

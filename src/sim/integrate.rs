@@ -3,16 +3,24 @@
 
 use bevy::math::Vec3;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use super::constraints::access::{ParticleAccess, SharedParticles, Slices};
-use super::parallel::ColorChunks;
+use super::parallel::{ColorChunks, VertexSlices, for_each_vertex_slice};
 
 /// Line (5) for gravity: v_i ← v_i + Δt g for every particle with w_i > 0 (f_ext = m g, so w f_ext = g).
-/// Without a branch per particle, so the loop vectorises.
-pub(crate) fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32) {
+/// Without a branch per particle, so the loop vectorises; a large cloth's slices shared by the compute pool's
+/// threads when `parallel`.
+pub(crate) fn apply_gravity(v: &mut [Vec3], w: &[f32], gravity: Vec3, dt: f32, parallel: bool) {
     let dv = gravity * dt;
-    for (v, &w) in v.iter_mut().zip(w) {
-        *v += dv * f32::from(u8::from(w > 0.0));
-    }
+    let n = v.len().min(w.len());
+    let velocities = VertexSlices::new(v, n);
+    for_each_vertex_slice(n, parallel, |s, range| {
+        let Some(mut v) = velocities.lock(s) else { return };
+        for (v, &w) in v.iter_mut().zip(&w[range]) {
+            *v += dv * f32::from(u8::from(w > 0.0));
+        }
+    });
 }
 
 /// Largest fraction of a triangle's relative normal velocity one corner may lose to drag in one step.
@@ -99,16 +107,24 @@ fn air_on_triangle(x: &[Vec3], velocities: &mut impl ParticleAccess, tri: [u32; 
 }
 
 /// Line (7): p_i ← x_i + Δt v_i. Computed on the flat coordinate arrays, so the loop runs on packed
-/// arithmetic instead of shuffling 12-byte points. Returns the largest magnitude of a predicted coordinate (its
-/// bits' maximum, which packs as well; infinite or NaN if one is).
-pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32) -> f32 {
-    let (x, v): (&[f32], &[f32]) = (bytemuck::cast_slice(x), bytemuck::cast_slice(v));
-    let mut largest = 0u32;
-    for ((p, x), v) in bytemuck::cast_slice_mut::<_, f32>(p).iter_mut().zip(x).zip(v) {
-        *p = x + v * dt;
-        largest = largest.max(p.to_bits() & !SIGN_BIT);
-    }
-    f32::from_bits(largest)
+/// arithmetic instead of shuffling 12-byte points; a large cloth's slices shared by the compute pool's threads
+/// when `parallel`. Returns the largest magnitude of a predicted coordinate (its bits' maximum, which packs as
+/// well and does not depend on the slices; infinite or NaN if one is).
+pub fn predict(x: &[Vec3], v: &[Vec3], p: &mut [Vec3], dt: f32, parallel: bool) -> f32 {
+    let n = x.len().min(v.len()).min(p.len());
+    let predictions = VertexSlices::new(p, n);
+    let largest = AtomicU32::new(0);
+    for_each_vertex_slice(n, parallel, |s, range| {
+        let Some(mut p) = predictions.lock(s) else { return };
+        let (x, v): (&[f32], &[f32]) = (bytemuck::cast_slice(&x[range.clone()]), bytemuck::cast_slice(&v[range]));
+        let mut own = 0u32;
+        for ((p, x), v) in bytemuck::cast_slice_mut::<_, f32>(&mut p).iter_mut().zip(x).zip(v) {
+            *p = x + v * dt;
+            own = own.max(p.to_bits() & !SIGN_BIT);
+        }
+        largest.fetch_max(own, Ordering::Relaxed);
+    });
+    f32::from_bits(largest.into_inner())
 }
 
 /// The sign bit of an `f32`.
@@ -140,10 +156,21 @@ pub const MAX_SPEED: f32 = 60.0;
 /// substep; an attached one (w = 0) still lands on its target. A prediction whose velocity is not finite (a NaN
 /// or infinite p_i) is discarded (the particle stays at x_i, at rest) so NaN can never spread. Returns how many
 /// free particles' moves the cap shortened or discarded: the cap is a safety net, and a count above zero is an
-/// alarm (`CappedMoves`).
-pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) -> u32 {
+/// alarm (`CappedMoves`). A large cloth's slices are shared by the compute pool's threads when `parallel`.
+pub(crate) fn update_velocities(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32, parallel: bool) -> u32 {
     let n = x.len().min(p.len()).min(v.len()).min(w.len());
-    let (x, p, v, w) = (&mut x[..n], &p[..n], &mut v[..n], &w[..n]);
+    let (positions, velocities) = (VertexSlices::new(x, n), VertexSlices::new(v, n));
+    let capped = AtomicU32::new(0);
+    for_each_vertex_slice(n, parallel, |s, range| {
+        let (Some(mut x), Some(mut v)) = (positions.lock(s), velocities.lock(s)) else { return };
+        let own = update_slice(&mut x, &p[range.clone()], &mut v, &w[range], dt);
+        capped.fetch_add(own, Ordering::Relaxed);
+    });
+    capped.into_inner()
+}
+
+/// [`update_velocities`] on one slice of equally long arrays.
+fn update_slice(x: &mut [Vec3], p: &[Vec3], v: &mut [Vec3], w: &[f32], dt: f32) -> u32 {
     let inv_dt = 1.0 / dt;
     // on the flat coordinate arrays first, as in `predict`: packed arithmetic for every particle
     let (flat_x, flat_p): (&[f32], &[f32]) = (bytemuck::cast_slice(x), bytemuck::cast_slice(p));
@@ -200,9 +227,9 @@ mod tests {
         let (mut x, mut v, mut p) = (vec![Vec3::ZERO], vec![Vec3::ZERO], vec![Vec3::ZERO]);
         let (g, dt) = (Vec3::new(0.0, -10.0, 0.0), 0.01);
         for _ in 0..100 {
-            apply_gravity(&mut v, &[1.0], g, dt);
-            predict(&x, &v, &mut p, dt);
-            update_velocities(&mut x, &p, &mut v, &[1.0], dt);
+            apply_gravity(&mut v, &[1.0], g, dt, false);
+            predict(&x, &v, &mut p, dt, false);
+            update_velocities(&mut x, &p, &mut v, &[1.0], dt, false);
         }
         assert!((v[0].y + 10.0).abs() < 1e-3, "{}", v[0].y);
         // Σ_{k=1..100} k·g·dt² = 5050 · 10 · 1e-4
@@ -215,9 +242,9 @@ mod tests {
         let (mut x, mut v, mut p) = (vec![Vec3::new(0.0, 2.7, 0.0)], vec![Vec3::ZERO], vec![Vec3::ZERO]);
         let (g, dt) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 4800.0);
         for _ in 0..960 {
-            apply_gravity(&mut v, &[1.0], g, dt);
-            predict(&x, &v, &mut p, dt);
-            update_velocities(&mut x, &p, &mut v, &[1.0], dt);
+            apply_gravity(&mut v, &[1.0], g, dt, false);
+            predict(&x, &v, &mut p, dt, false);
+            update_velocities(&mut x, &p, &mut v, &[1.0], dt, false);
         }
         // 0.2 s: v = −1.962 m/s, fallen Σ_{k=1..960} k g Δt² = 0.19640 m
         assert!((v[0].y + 1.962).abs() < 1e-4, "{}", v[0].y);
@@ -229,7 +256,7 @@ mod tests {
         let mut x = vec![Vec3::ZERO, Vec3::ONE, Vec3::ZERO];
         let mut v = vec![Vec3::ZERO; 3];
         let far = Vec3::new(100.0, 0.0, 0.0);
-        let capped = update_velocities(&mut x, &[far, Vec3::NAN, far], &mut v, &[1.0, 1.0, 0.0], 0.01);
+        let capped = update_velocities(&mut x, &[far, Vec3::NAN, far], &mut v, &[1.0, 1.0, 0.0], 0.01, false);
         assert_eq!(capped, 2, "the free particles' moves were shortened or discarded; the pinned one's was not");
         assert!((v[0].length() - MAX_SPEED).abs() < 1e-3);
         assert!((x[0].x - MAX_SPEED * 0.01).abs() < 1e-5, "a free particle moves at the capped speed");
@@ -244,7 +271,7 @@ mod tests {
             let mut p: Vec<Vec3> = x.iter().map(|x| *x + Vec3::Y * 0.001).collect();
             p[21] = bad;
             let mut v = vec![Vec3::ZERO; 40];
-            assert_eq!(update_velocities(&mut x, &p, &mut v, &[1.0; 40], 0.01), 1);
+            assert_eq!(update_velocities(&mut x, &p, &mut v, &[1.0; 40], 0.01, false), 1);
             assert_eq!((x[21], v[21]), (Vec3::X * 21.0, Vec3::ZERO), "the particle stays, at rest");
             assert!(x.iter().zip(&p).enumerate().all(|(i, (x, p))| i == 21 || x == p), "the others move to p");
             assert!((v[20].y - 0.1).abs() < 1e-4);
@@ -252,9 +279,35 @@ mod tests {
     }
 
     #[test]
+    fn the_sliced_stages_give_the_same_bits_on_any_thread_count() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        bevy::tasks::ComputeTaskPool::get_or_init(|| bevy::tasks::TaskPoolBuilder::new().num_threads(2).build());
+        let mut rng = StdRng::seed_from_u64(5);
+        let n = crate::sim::parallel::SHARED_VERTICES_FROM + 333;
+        let mut point = |scale: f32| Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), 0.5) * scale;
+        let x0: Vec<Vec3> = (0..n).map(|_| point(3.0)).collect();
+        let mut v0: Vec<Vec3> = (0..n).map(|_| point(2.0)).collect();
+        v0[4321] = Vec3::X * 2.0 * MAX_SPEED;
+        let w: Vec<f32> = (0..n).map(|i| if i % 97 == 0 { 0.0 } else { 1.0 }).collect();
+        let step = |parallel: bool| {
+            let (mut x, mut v, mut p) = (x0.clone(), v0.clone(), vec![Vec3::ZERO; n]);
+            apply_gravity(&mut v, &w, Vec3::NEG_Y * 9.81, 0.01, parallel);
+            let largest = predict(&x, &v, &mut p, 0.01, parallel);
+            p[17] += Vec3::Y * 0.05;
+            let capped = update_velocities(&mut x, &p, &mut v, &w, 0.01, parallel);
+            (x, v, p, largest, capped)
+        };
+        let (one, two) = (step(false), step(true));
+        assert_eq!(one, two);
+        assert_eq!(one.4, 1, "the vertex thrown at twice the cap is capped");
+        assert!(one.3 >= 3.0 && one.3 < 3.5, "the largest predicted coordinate: {}", one.3);
+        assert!(one.1.iter().zip(&v0).zip(&w).all(|((v, v0), &w)| (w == 0.0) == (v.y == v0.y)), "gravity on free only");
+    }
+
+    #[test]
     fn pinned_particles_feel_no_gravity() {
         let mut v = vec![Vec3::ZERO; 2];
-        apply_gravity(&mut v, &[0.0, 2.0], Vec3::NEG_Y, 0.5);
+        apply_gravity(&mut v, &[0.0, 2.0], Vec3::NEG_Y, 0.5, false);
         assert_eq!(v, vec![Vec3::ZERO, Vec3::new(0.0, -0.5, 0.0)]);
     }
 

@@ -183,6 +183,56 @@ impl<T: Default + Send> SliceOutputs<T> {
     }
 }
 
+/// Slices a large cloth's vertices are cut into for a pass over them, whatever the thread count, so a pass that
+/// adds up per-slice results adds them in the same order on any number of threads.
+pub(crate) const VERTEX_SLICES: usize = 8;
+/// Fewest vertices for which a per-vertex pass is sliced and the slices shared by the compute pool's threads
+/// (below, waking them costs more than the work).
+pub(crate) const SHARED_VERTICES_FROM: usize = 4096;
+
+/// The slices of a pass over `n` vertices: [`VERTEX_SLICES`] of them from [`SHARED_VERTICES_FROM`] vertices on,
+/// otherwise one slice holding them all (the others empty).
+pub(crate) fn vertex_slice(n: usize, s: usize) -> Range<usize> {
+    let slices = if n >= SHARED_VERTICES_FROM { VERTEX_SLICES } else { 1 };
+    if s < slices { n * s / slices..n * (s + 1) / slices } else { n..n }
+}
+
+/// Calls `work(s, range)` for each of the [`vertex_slice`]s of `0..n` that holds vertices, on the compute
+/// pool's threads when `parallel` and the vertices are enough to share.
+pub(crate) fn for_each_vertex_slice(n: usize, parallel: bool, work: impl Fn(usize, Range<usize>) + Sync) {
+    if n < SHARED_VERTICES_FROM {
+        work(0, 0..n);
+        return;
+    }
+    run_phased(&ONE_PHASE[..VERTEX_SLICES], 1, parallel, |s| {
+        let range = vertex_slice(n, s);
+        if !range.is_empty() {
+            work(s, range);
+        }
+    });
+}
+
+/// The first `n` items of a per-vertex array cut into its [`vertex_slice`]s, each behind its own lock, so that the
+/// slices of one pass can be written at once.
+pub(crate) struct VertexSlices<'a, T>([Mutex<&'a mut [T]>; VERTEX_SLICES]);
+
+impl<'a, T> VertexSlices<'a, T> {
+    /// Cuts `items[..n]` (`n` at most its length).
+    pub fn new(items: &'a mut [T], n: usize) -> Self {
+        let mut rest = &mut items[..n];
+        Self(std::array::from_fn(|s| {
+            let (slice, tail) = std::mem::take(&mut rest).split_at_mut(vertex_slice(n, s).len());
+            rest = tail;
+            Mutex::new(slice)
+        }))
+    }
+
+    /// Slice `s`, locked (`None` if its lock is poisoned).
+    pub fn lock(&self, s: usize) -> Option<std::sync::MutexGuard<'_, &'a mut [T]>> {
+        self.0.get(s)?.lock().ok()
+    }
+}
+
 /// Threads that work on a parallel stage: the caller plus the compute pool's threads.
 pub fn solver_threads(parallel: bool) -> usize {
     if !parallel {

@@ -52,7 +52,7 @@ pub fn external_forces(
     let start = Instant::now();
     for mut particles in &mut cloths {
         let Particles { v, w, .. } = &mut *particles;
-        integrate::apply_gravity(v, w, params.gravity, clock.dt);
+        integrate::apply_gravity(v, w, params.gravity, clock.dt, params.parallel);
     }
     for (mut body, hosted) in &mut bodies {
         let held_up = hosted.map_or(0.0, |h| h.support);
@@ -88,13 +88,14 @@ pub fn damping(
 /// A particle held by the pointer is an attachment too.
 pub fn predict(
     mut cloths: Query<(&mut Particles, &Attachments, Option<&Grabbed>, &mut ClothSolver), Awake>,
+    params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     for (mut particles, attachments, grabbed, mut solver) in &mut cloths {
         let Particles { x, v, p, .. } = &mut *particles;
-        solver.rounding = integrate::rounding_tolerance(integrate::predict(x, v, p, clock.dt));
+        solver.rounding = integrate::rounding_tolerance(integrate::predict(x, v, p, clock.dt, params.parallel));
         apply_attachments(p, &attachments.0, clock.time + f64::from(clock.dt));
         if let Some(g) = grabbed
             && let Some(slot) = p.get_mut(g.vertex as usize)
@@ -480,13 +481,14 @@ type PushedOut =
 /// Lines (12)–(15).
 pub fn update_velocity(
     mut cloths: Query<(&mut Particles, &mut CappedMoves), Awake>,
+    params: Res<SimParams>,
     clock: Res<SimClock>,
     mut timings: ResMut<StageTimings>,
 ) {
     let start = Instant::now();
     for (mut particles, mut capped) in &mut cloths {
         let Particles { x, p, v, w, .. } = &mut *particles;
-        capped.0 += u64::from(integrate::update_velocities(x, p, v, w, clock.dt));
+        capped.0 += u64::from(integrate::update_velocities(x, p, v, w, clock.dt, params.parallel));
     }
     timings.add(PbdStage::UpdateVelocity, start);
 }

@@ -1005,8 +1005,8 @@ mod tests {
         let (g, dt) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 480.0);
         let (mut x, mut v, mut p, mut contacts) = ([Vec3::ZERO], [Vec3::ZERO], [Vec3::ZERO], Vec::new());
         for _ in 0..4800 {
-            crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt);
-            crate::sim::integrate::predict(&x, &v, &mut p, dt);
+            crate::sim::integrate::apply_gravity(&mut v, &[1.0], g, dt, false);
+            crate::sim::integrate::predict(&x, &v, &mut p, dt, false);
             generate_contacts(
                 (&x, &p, &v, &[1.0]),
                 &slope,
@@ -1015,7 +1015,7 @@ mod tests {
                 &mut contacts,
             );
             project_contacts(&mut Slices { p: &mut p, w: &[1.0] }, &x, &mut contacts, &mut []);
-            crate::sim::integrate::update_velocities(&mut x, &p, &mut v, &[1.0], dt);
+            crate::sim::integrate::update_velocities(&mut x, &p, &mut v, &[1.0], dt, false);
         }
         x[0].length()
     }
