@@ -249,8 +249,8 @@ pub fn find_cloth_contacts(
     // an edge–edge contact holds its closest points and normal for one substep: the step's candidates are
     // tested in every substep, over the substep's rays
     state.sweep_gathered(&cloths, clock.dt);
-    let ClothContacts { x, p, triangles, edge_search, edge_contacts, untangler, interior, .. } = state;
-    find_edge_contacts(edge_search, x, p, triangles, band, params.parallel, edge_contacts);
+    let ClothContacts { x, p, edge_search, edge_contacts, untangler, interior, .. } = state;
+    find_edge_contacts(edge_search, x, p, band, params.parallel, edge_contacts);
     edge_contacts.extend_from_slice(interior.held());
     if params.untangle {
         untangler.release_edges(edge_contacts);

@@ -21,11 +21,11 @@
 //! The free edges (those of one triangle) are found from the triangles and kept until the triangles change (a
 //! tear). They query the spatial hash the vertex–triangle search built (triangles swept from x to p over the
 //! rest of the step, grown by the band): a few hundred queries on sheets of thousands of triangles, and no hash
-//! of their own, giving each free edge its candidate triangles ([`find_edge_candidates`]). As s, t and n hold for
-//! one substep only, the contacts are found from the candidates in every substep ([`find_edge_contacts`]): each
-//! edge of a candidate triangle of another group is tested, and the pair is a contact when the edges share no
-//! vertex and their closest points at x, moved to p, come within the band along n (or cross). Contacts are
-//! ordered by edge, then free edge, whatever the hash's layout.
+//! of their own, giving each free edge its candidate triangles ([`find_edge_candidates`]), and each edge of a
+//! candidate triangle that shares no vertex with its free edge becomes a pair, once however many candidate
+//! triangles it borders. As s, t and n hold for one substep only, the contacts are found from the pairs in every
+//! substep ([`find_edge_contacts`]): a pair is a contact when the edges' closest points at x, moved to p, come
+//! within the band along n (or cross). Contacts are ordered by edge, then free edge, whatever the hash's layout.
 
 use bevy::math::Vec3;
 
@@ -61,6 +61,10 @@ pub(crate) struct EdgeContactSearch {
     keys: Vec<[u32; 2]>,
     /// The pairs (index in `free`, triangle of another group) whose edges the contacts are searched among.
     candidates: Vec<[u32; 2]>,
+    /// The pairs (edge `a`, free edge `b`) the candidates' triangles give, each once, in order: what every
+    /// substep of the step tests (an edge between two candidate triangles is found from both). Packed into one
+    /// number each ([`pack`]), which sorts as (a, b) and faster than the arrays.
+    pairs: Vec<u128>,
     /// The candidates each slice of free edges found.
     candidate_slices: SliceOutputs<Vec<[u32; 2]>>,
     /// The contacts each slice of candidates found.
@@ -81,6 +85,7 @@ impl EdgeContactSearch {
         let candidates = self.candidate_slices.buffers().iter().filter_map(|s| s.lock().ok().map(|s| s.capacity()));
         [self.triangles.capacity(), self.free.capacity(), self.keys.capacity(), self.candidates.capacity()]
             .into_iter()
+            .chain([self.pairs.capacity()])
             .chain(slices)
             .chain(candidates)
             .chain([self.slices.buffers().len(), self.candidate_slices.buffers().len()])
@@ -149,44 +154,56 @@ pub(crate) fn find_edge_candidates(
             candidates.extend_from_slice(slice);
         }
     }
+    let EdgeContactSearch { free, candidates, pairs, .. } = search;
+    let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
+    pairs.clear();
+    for &[e, t] in &*candidates {
+        let (Some(&b), Some(&tri)) = (free.get(e as usize), triangles.get(t as usize)) else { continue };
+        // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
+        let kept = |a: &[u32; 2]| !(a.iter().any(|v| b.contains(v)) || *a > b && is_free(a));
+        let edges = sorted_edges(tri).into_iter().filter(kept);
+        pairs.extend(edges.map(|a| pack([a, b])));
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+}
+
+/// A pair of edges (`a`, `b`) as one number, ordered as the pair.
+fn pack([[a0, a1], [b0, b1]]: [[u32; 2]; 2]) -> u128 {
+    u128::from(a0) << 96 | u128::from(a1) << 64 | u128::from(b0) << 32 | u128::from(b1)
+}
+
+/// The pair [`pack`] packed.
+fn unpack(pair: u128) -> [[u32; 2]; 2] {
+    let word = |shift: u32| (pair >> shift) as u32;
+    [[word(96), word(64)], [word(32), word(0)]]
 }
 
 /// Fills `out` (cleared first) with the edge–edge contacts of the search's candidates ([`find_edge_candidates`])
 /// moving from `x` to `p` within a substep, over a detection `band` (see the module docs): each edge of a
-/// candidate triangle is tested against its free edge. With `parallel` the compute pool's threads share slices
-/// of the candidates; the contacts are the same. Allocates nothing once the buffers have grown and the triangles
-/// are those of the candidates' search.
+/// candidate triangle is tested against its free edge, once, in the order of the pairs (edge, free edge). With
+/// `parallel` the compute pool's threads share slices of the pairs; the contacts are the same. Allocates nothing
+/// once the buffers have grown.
 pub(crate) fn find_edge_contacts(
     search: &mut EdgeContactSearch,
     x: &[Vec3],
     p: &[Vec3],
-    triangles: &[[u32; 3]],
     band: f32,
     parallel: bool,
     out: &mut Vec<EdgeContact>,
 ) {
     out.clear();
     let band = if band.is_finite() { band.max(0.0) } else { 0.0 };
-    let EdgeContactSearch { free, slices, candidates, .. } = search;
-    let (free, candidates) = (&*free, &*candidates);
+    let EdgeContactSearch { slices, pairs, .. } = search;
+    let pairs = &*pairs;
     let n = x.len().min(p.len());
-    let is_free = |e: &[u32; 2]| free.binary_search(e).is_ok();
-    let found = slices.run(candidates.len(), MIN_QUERY_SLICE, parallel, |range, found| {
+    let found = slices.run(pairs.len(), MIN_QUERY_SLICE, parallel, |range, found| {
         found.clear();
-        for &[e, t] in &candidates[range] {
-            let (Some(&b), Some(&[i, j, k])) = (free.get(e as usize), triangles.get(t as usize)) else { continue };
-            if [i, j, k, b[0], b[1]].iter().any(|&v| v as usize >= n) {
-                continue;
-            }
-            for a in sorted_edges([i, j, k]) {
-                // two free edges meet in each other's query: the pair is kept once, as (lower, higher)
-                let twice = a > b && is_free(&a);
-                if !twice
-                    && !a.iter().any(|v| b.contains(v))
-                    && let Some(contact) = edge_contact(a, b, x, p, band)
-                {
-                    found.push(contact);
-                }
+        for [a, b] in pairs[range].iter().map(|&pair| unpack(pair)) {
+            if a.iter().chain(&b).all(|&v| (v as usize) < n)
+                && let Some(contact) = edge_contact(a, b, x, p, band)
+            {
+                found.push(contact);
             }
         }
     });
@@ -195,12 +212,9 @@ pub(crate) fn find_edge_contacts(
             out.extend_from_slice(slice);
         }
     }
-    // an edge between two candidate triangles is found from both
-    out.sort_unstable_by_key(|c| (c.a, c.b));
-    out.dedup_by_key(|c| (c.a, c.b));
 }
 
-/// Free edges per query slice of [`find_edge_contacts`] at least.
+/// Free edges or pairs per query slice of [`find_edge_candidates`] and [`find_edge_contacts`] at least.
 const MIN_QUERY_SLICE: usize = 32;
 
 /// Most triangles of other cloths a free edge keeps as candidates per search. Over a sheet a free edge meets
@@ -313,7 +327,7 @@ mod tests {
         find_self_contacts(&mut near, x, p, tris, band, false, &mut Vec::new());
         let mut contacts = Vec::new();
         find_edge_candidates(search, &near, x, p, tris, false);
-        find_edge_contacts(search, x, p, tris, band, false, &mut contacts);
+        find_edge_contacts(search, x, p, band, false, &mut contacts);
         contacts
     }
 
