@@ -352,13 +352,23 @@ impl Grid {
             level += 1;
         }
         level = level.saturating_sub(1);
+        let inv = self.level_inv(level);
+        let (mut lo, mut hi) = (cell_of(b[0], inv), cell_of(b[1], inv));
+        // a level's cells are the finer level's halved, rounded down (v·inv/2 is exact), unless the conversion
+        // saturated: then each level converts again
+        let saturated = |c: IVec3| (c.cmpeq(IVec3::MAX) | c.cmpeq(IVec3::MIN)).any();
+        let exact = !saturated(lo) && !saturated(hi);
         while level <= MAX_LEVEL {
-            let inv = self.level_inv(level);
-            let (lo, hi) = (cell_of(b[0], inv), cell_of(b[1], inv));
             if (hi.as_i64vec3() - lo.as_i64vec3()).max_element() <= 1 {
                 return Some((level, lo));
             }
             level += 1;
+            (lo, hi) = if exact {
+                (lo >> 1, hi >> 1)
+            } else {
+                let inv = self.level_inv(level);
+                (cell_of(b[0], inv), cell_of(b[1], inv))
+            };
         }
         None
     }
@@ -481,6 +491,29 @@ mod tests {
     use super::*;
     use crate::sim::selfcollide::test_support::{Lcg, crumpled_pair, grid, overlaps};
     use bevy::tasks::{ComputeTaskPool, TaskPoolBuilder};
+
+    /// [`Grid::level_of`] converting the box's corners again at every level.
+    fn level_converting_each(grid: Grid, b: [Vec3; 2]) -> Option<(u32, IVec3)> {
+        (0..=MAX_LEVEL).find_map(|level| {
+            let inv = grid.level_inv(level);
+            let (lo, hi) = (cell_of(b[0], inv), cell_of(b[1], inv));
+            ((hi.as_i64vec3() - lo.as_i64vec3()).max_element() <= 1).then_some((level, lo))
+        })
+    }
+
+    #[test]
+    fn a_boxs_level_and_cell_are_those_each_level_converted_alone_gives() {
+        let grid = Grid { cell_size: 0.03, inv_cell: 1.0 / 0.03, mask: 1023 };
+        let mut rng = Lcg(17);
+        // boxes of every size around the cell, on both sides of the origin, near and far, and beyond i32's cells
+        for scale in [0.01, 0.03, 0.1, 1.0, 40.0, 1.0e4, 1.0e9] {
+            for _ in 0..2000 {
+                let (centre, half) = (rng.vec(scale), rng.vec(0.05).abs() * rng.range(0.0, 30.0));
+                let b = [centre - half, centre + half];
+                assert_eq!(grid.level_of(b), level_converting_each(grid, b), "{b:?}");
+            }
+        }
+    }
 
     #[test]
     fn cells_are_the_floor_of_the_scaled_position() {
