@@ -206,9 +206,15 @@ impl SpatialHash {
             return;
         }
         let (min, max) = (first.min.truncate(), first.max.truncate());
+        let exact = halves_exactly([min, max], first.cells, self.grid.inv_cell);
         let range = |level: u32| {
-            let inv = self.grid.level_inv(level);
-            (cell_of(min, inv).saturating_sub(IVec3::ONE), cell_of(max, inv))
+            let [lo, hi] = if exact {
+                first.cells.map(|c| c >> level.min(MAX_LEVEL) as i32)
+            } else {
+                let inv = self.grid.level_inv(level);
+                [cell_of(min, inv), cell_of(max, inv)]
+            };
+            (lo.saturating_sub(IVec3::ONE), hi)
         };
         let cells = levels_of(self.levels).map(range).fold(0i64, |n, (lo, hi)| n.saturating_add(cell_count(lo, hi)));
         let packed = PackedQueries::new(group);
@@ -354,10 +360,7 @@ impl Grid {
         level = level.saturating_sub(1);
         let inv = self.level_inv(level);
         let (mut lo, mut hi) = (cell_of(b[0], inv), cell_of(b[1], inv));
-        // a level's cells are the finer level's halved, rounded down (v·inv/2 is exact), unless the conversion
-        // saturated: then each level converts again
-        let saturated = |c: IVec3| (c.cmpeq(IVec3::MAX) | c.cmpeq(IVec3::MIN)).any();
-        let exact = !saturated(lo) && !saturated(hi);
+        let exact = halves_exactly(b, [lo, hi], inv);
         while level <= MAX_LEVEL {
             if (hi.as_i64vec3() - lo.as_i64vec3()).max_element() <= 1 {
                 return Some((level, lo));
@@ -443,6 +446,24 @@ pub(super) fn swept_bounds(start: &[Vec3], end: &[Vec3], tri: &[u32; 3], margin:
     [lo - pad, hi + pad]
 }
 
+/// Whether the cells of `corners` at every coarser level are their `cells` at scale `inv` halved per level,
+/// rounded down (the scaling by a power of two is exact): unless a conversion saturated, or a negative coordinate
+/// is so near zero that a coarser scaling would round it to −0 (cell 0 where halving keeps −1).
+#[inline(always)]
+fn halves_exactly(corners: [Vec3; 2], cells: [IVec3; 2], inv: f32) -> bool {
+    let saturated = |c: IVec3| (c.cmpeq(IVec3::MAX) | c.cmpeq(IVec3::MIN)).any();
+    // only a cell of −1 can hold such a coordinate
+    let vanishing = |c: IVec3, v: Vec3| {
+        c.cmpeq(IVec3::NEG_ONE).any() && (v.cmplt(Vec3::ZERO) & (v * inv).cmpgt(Vec3::splat(-VANISHING))).any()
+    };
+    let [(lo, min), (hi, max)] = [(cells[0], corners[0]), (cells[1], corners[1])];
+    !(saturated(lo) || saturated(hi) || vanishing(lo, min) || vanishing(hi, max))
+}
+
+/// Scaled coordinates above −this are left to convert at every level ([`halves_exactly`]): far above what the
+/// coarsest level's scaling (2^−[`MAX_LEVEL`]) could round to zero.
+const VANISHING: f32 = 1.0e-30;
+
 /// Integer grid cell of `v` (`as` saturates out-of-range and maps NaN to 0, so this never panics).
 #[inline]
 fn cell_of(v: Vec3, inv_cell: f32) -> IVec3 {
@@ -510,6 +531,13 @@ mod tests {
             for _ in 0..2000 {
                 let (centre, half) = (rng.vec(scale), rng.vec(0.05).abs() * rng.range(0.0, 30.0));
                 let b = [centre - half, centre + half];
+                assert_eq!(grid.level_of(b), level_converting_each(grid, b), "{b:?}");
+            }
+        }
+        // a corner so near zero that the coarse levels' scaling rounds it to ±0, the box climbing to them
+        for scale in [1.0e-44, 1.0e-40, 1.0e-36] {
+            for _ in 0..2000 {
+                let b = [rng.vec(scale), rng.vec(scale) + rng.vec(1.0e4).abs()];
                 assert_eq!(grid.level_of(b), level_converting_each(grid, b), "{b:?}");
             }
         }
