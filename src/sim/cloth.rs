@@ -16,6 +16,7 @@ use super::collide::{ColliderMotion, ColliderShape};
 use super::constraints::attach::Attachment;
 use super::constraints::bend::{Folds, dihedral_angle};
 use super::constraints::coloring;
+use super::constraints::global::GlobalSystems;
 use super::constraints::plan::{MIN_CHUNK, ProjectionPlan};
 use super::constraints::response::Multipliers;
 pub use super::constraints::storage::{BendConstraints, StretchConstraints};
@@ -537,6 +538,8 @@ pub struct ClothSolver {
     pub chosen: Option<Solver>,
     /// XPBD's Lagrange multipliers of the substep being run.
     pub multipliers: Multipliers,
+    /// The systems of its constraints when they are solved together (`SimParams::global_stretch`).
+    pub global: GlobalSystems,
     /// What the paper's dihedral sweeps of the last substep did with folds past a right angle
     /// ([`Folds::for_cloth`]), kept for the panel to show.
     pub folds: Folds,

@@ -19,7 +19,8 @@ pub enum Solver {
     /// XPBD (Macklin, Müller, Chentanez 2016): a compliance α in physical units per constraint and a Lagrange
     /// multiplier λ kept over the iterations of a substep, Δλ = (−C − α̃λ) / (Σ wᵢ|∇Cᵢ|² + α̃), α̃ = α/Δt². The
     /// material is the same whatever the iteration and substep counts once the passes converge: stiff edges
-    /// left short of convergence stretch as the paper's do (`drape fidelity`, docs/fidelity.md).
+    /// left short of convergence stretch as the paper's do, unless [`SimParams::global_stretch`] solves them
+    /// together (`drape fidelity`, docs/fidelity.md).
     Xpbd,
 }
 
@@ -99,6 +100,15 @@ pub struct SimParams {
     /// How stretch and bending respond: the paper's stiffness or XPBD's compliance, for every cloth whose preset
     /// does not choose. Default [`Solver::Pbd`].
     pub solver: Solver,
+    /// Under XPBD, the stretch constraints solved together each iteration, one Gauss–Newton step by conjugate
+    /// gradients ([`constraints::global`](super::constraints::global)), instead of swept one by one: stiff edges
+    /// stretch as their compliance says at any iteration and substep count, at the price of tens of sweeps per
+    /// iteration, on one thread. Default off.
+    pub global_stretch: bool,
+    /// Under XPBD, the bending constraints likewise solved together (the dihedral angle signed, smooth through
+    /// flat), except where the hinges yield or leave folds (`bend::Folds`): stiff bending converges as stiff
+    /// stretch does. Default off.
+    pub global_bending: bool,
 }
 
 impl Default for SimParams {
@@ -127,6 +137,8 @@ impl Default for SimParams {
             tether_slack: knobs::TETHER_SLACK.default,
             cloth_collision: false,
             solver: Solver::Pbd,
+            global_stretch: false,
+            global_bending: false,
         }
     }
 }

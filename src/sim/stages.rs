@@ -418,9 +418,13 @@ fn project_cloth(
         volume_target,
         ..ClothConstraints::internal(stretch, bend, &plan)
     };
-    let multipliers = &mut solver.multipliers;
+    if let Some(xpbd) = settings.xpbd.as_mut() {
+        (xpbd.global_stretch, xpbd.global_bending) = (params.global_stretch, params.global_bending);
+    }
+    let ClothSolver { multipliers, global, .. } = solver;
     let features = &mut features.contacts;
-    let scratch = ProjectionScratch { contacts: &mut contacts.0, features, bodies, volume_gradient, multipliers };
+    let scratch =
+        ProjectionScratch { contacts: &mut contacts.0, features, bodies, volume_gradient, multipliers, global };
     project_constraints(p, x, w, cloth, scratch, settings);
 }
 

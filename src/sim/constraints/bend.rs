@@ -136,6 +136,20 @@ pub(crate) fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
     (!hinge.degenerate().test(0)).then(|| (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x))
 }
 
+/// The dihedral constraint of `[p1, p2, p3, p4]` as a row of a system solved together
+/// ([`super::global`]): C = −σ(φ − φ0) and its gradients, σ the side p4 lies on (the sign of e·(a×b)), or
+/// `None` for a degenerate triangle. Signed this way C is the fold's turn away from flat less the rest's, smooth
+/// through the flat state that the sweeps' unsigned φ has a kink at (a flat rest, φ0 = π, gives C = 0 there).
+pub(crate) fn signed_dihedral(corners: [Vec3; 4], rest_angle: f32) -> Option<(f32, [Vec3; 4])> {
+    let hinge = Hinge4::new(corners.map(Vec3x4::splat));
+    if hinge.degenerate().test(0) {
+        return None;
+    }
+    let angle = (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x);
+    let sign = -1.0f32.copysign(hinge.triple.x);
+    Some((sign * (angle - rest_angle), hinge.angle_gradients().map(|g| g.lane(0) * sign)))
+}
+
 /// Four hinges side by side ([`crate::sim::lanes`]), with the products the projection needs, p1 shifted to the
 /// origin: e = p2 − p1, a = p3 − p1, b = p4 − p1 and the unnormalised normals N1 = e×a, N2 = e×b (n1, n2 of
 /// Appendix A).
@@ -469,6 +483,39 @@ mod tests {
                     plus[i] += axis * h;
                     minus[i] -= axis * h;
                     let numeric = (angle(&plus) - angle(&minus)) / (2.0 * h);
+                    let analytic = gradient[i].dot(axis);
+                    assert!(
+                        (numeric - analytic).abs() < 2e-2 * (1.0 + analytic.abs()),
+                        "p{i}: {numeric} vs {analytic}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_signed_angle_turns_smoothly_through_flat_with_its_gradients() {
+        let pi = std::f32::consts::PI;
+        // C of a flat rest is the fold, signed: the same size either way, opposite signs
+        let c = |fold: f32| signed_dihedral(hinge(fold), pi).map(|(c, _)| c);
+        for fold in [0.3f32, 0.01, 0.0] {
+            let (up, down) = (c(fold).unwrap(), c(-fold).unwrap());
+            assert!((up.abs() - fold).abs() < 1e-5 && (up + down).abs() < 1e-5, "{fold}: {up} {down}");
+        }
+        // its gradients are C's own, by finite differences, flat and folded alike
+        let h = 1e-3;
+        for (x, rest) in [(hinge(0.0), pi), (hinge(0.02), pi), (hinge(-0.7), 2.0)]
+            .into_iter()
+            .chain(assorted_hinges().into_iter().map(|x| (x, 1.0)))
+        {
+            let (_, gradient) = signed_dihedral(x, rest).unwrap();
+            for i in 0..4 {
+                for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+                    let (mut plus, mut minus) = (x, x);
+                    plus[i] += axis * h;
+                    minus[i] -= axis * h;
+                    let at = |y| signed_dihedral(y, rest).unwrap().0;
+                    let numeric = (at(plus) - at(minus)) / (2.0 * h);
                     let analytic = gradient[i].dot(axis);
                     assert!(
                         (numeric - analytic).abs() < 2e-2 * (1.0 + analytic.abs()),

@@ -8,6 +8,7 @@ pub(crate) mod access;
 pub mod attach;
 pub mod bend;
 pub(crate) mod coloring;
+pub mod global;
 pub(crate) mod plan;
 pub(crate) mod response;
 pub(crate) mod storage;
@@ -67,6 +68,49 @@ pub(crate) struct XpbdSettings {
     pub share: f32,
     /// The most a hinge turns its pair in a substep ([`bend::yield_turn`]); infinite unless the hinges yield.
     pub hinge_yield: f32,
+    /// The stretch constraints solved together each iteration ([`global`]) instead of swept one by one.
+    pub global_stretch: bool,
+    /// The bending constraints likewise, where the hinges neither yield nor leave folds ([`Folds::Unfold`]).
+    pub global_bending: bool,
+}
+
+impl XpbdSettings {
+    /// Whether the stretch (`bending` false) or bending constraints are solved together under `model`.
+    fn solves_together(&self, bending: bool, (_, folds): (BendingModel, Folds)) -> bool {
+        if bending { self.global_bending && folds == Folds::Unfold } else { self.global_stretch }
+    }
+}
+
+/// One Gauss–Newton step over every stretch or bending constraint of the cloth at once ([`global`]).
+fn solve_together(
+    view: &mut SharedParticles,
+    multipliers: SharedMultipliers,
+    cloth: ClothConstraints,
+    (xpbd, model, bending): (XpbdSettings, BendingModel, bool),
+    systems: &mut global::GlobalSystems,
+) {
+    let ClothConstraints { stretch, bend, .. } = cloth;
+    // SAFETY: a projection that solves constraints together runs on the calling thread alone
+    let (p, w) = unsafe { view.exclusive() };
+    let count = if bending { bend.len() } else { stretch.len() };
+    // SAFETY: the whole range of one kind, on the one thread
+    let lambda = unsafe { multipliers.chunk(bending, 0..count) };
+    let alpha = xpbd.alpha[usize::from(bending)];
+    let pairs = &mut systems.pairs;
+    match (bending, model) {
+        (false, _) => {
+            let edges = (stretch.edges().iter().copied(), stretch.rest_length());
+            global::solve_distances(pairs, (p, w), edges, alpha, lambda);
+        }
+        (true, BendingModel::Distance) => {
+            let opposite = (bend.quads().iter().map(|q| [q[2], q[3]]), bend.rest_distance());
+            global::solve_distances(pairs, (p, w), opposite, alpha, lambda);
+        }
+        (true, BendingModel::Dihedral) => {
+            let hinges = (bend.quads(), bend.rest_angle());
+            global::solve_hinges(&mut systems.hinges, (p, w), hinges, alpha, lambda);
+        }
+    }
 }
 
 impl SolverSettings {
@@ -89,7 +133,16 @@ impl SolverSettings {
     /// making `share` of the corrections (1: all).
     pub fn xpbd(self, alpha: [f32; 3], share: f32, dt: f32) -> Self {
         let alpha = alpha.map(|a| a / (dt * dt));
-        Self { xpbd: Some(XpbdSettings { alpha, share, hinge_yield: f32::INFINITY }), ..self }
+        Self {
+            xpbd: Some(XpbdSettings {
+                alpha,
+                share,
+                hinge_yield: f32::INFINITY,
+                global_stretch: false,
+                global_bending: false,
+            }),
+            ..self
+        }
     }
 
     /// The same settings with the hinges of a cloth of mean free inverse mass `w` yielding ([`Folds::Yield`]).
@@ -150,6 +203,8 @@ pub(crate) struct ProjectionScratch<'a> {
     pub volume_gradient: &'a mut Vec<Vec3>,
     /// XPBD's λ, zeroed here when the settings ask for XPBD; untouched otherwise.
     pub multipliers: &'a mut Multipliers,
+    /// The systems of the constraints solved together ([`XpbdSettings::global_stretch`]).
+    pub global: &'a mut global::GlobalSystems,
 }
 
 /// Lines (9)–(11): projects all constraints of one cloth `iterations` times onto the predictions `p`
@@ -192,7 +247,8 @@ pub(crate) fn project_constraints(
             with_avx2((&projector, chunk));
         }
     };
-    let parallel = settings.parallel && plan.worth_sharing(self_contacts.len());
+    let global = settings.xpbd.is_some_and(|x| x.global_stretch || x.global_bending);
+    let parallel = settings.parallel && !global && plan.worth_sharing(self_contacts.len());
     run_phased(&plan.phase_start()[..needed], settings.iterations, parallel, work);
 }
 
@@ -224,7 +280,21 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 match settings.xpbd {
                     None if bending && k <= 0.0 => {}
                     None => sweep_internal(&mut view, cloth, model, chunk, &mut Stiffness(k)),
-                    Some(XpbdSettings { alpha, share, hinge_yield }) => {
+                    Some(xpbd @ XpbdSettings { share, .. }) if share >= 1.0 && xpbd.solves_together(bending, model) => {
+                        // the first chunk solves every constraint of the kind; the projection runs on one thread
+                        if range.start == 0
+                            && let Ok(mut scratch) = projector.scratch.lock()
+                        {
+                            solve_together(
+                                &mut view,
+                                multipliers,
+                                cloth,
+                                (xpbd, model.0, bending),
+                                scratch.global,
+                            );
+                        }
+                    }
+                    Some(XpbdSettings { alpha, share, hinge_yield, .. }) => {
                         // SAFETY: chunks of one phase cover disjoint ranges of one kind, and `project_constraints`
                         // holds the multipliers mutably until every chunk is done
                         let lambda = unsafe { multipliers.chunk(bending, range) };
@@ -259,7 +329,8 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                 if let (Some(goal), Ok(mut scratch)) = (cloth.volume_target, projector.scratch.lock()) {
                     // SAFETY: this phase has one chunk, so no other thread uses the view now.
                     let (p, w) = unsafe { view.exclusive() };
-                    let ProjectionScratch { volume_gradient, multipliers, contacts, features, bodies } = &mut *scratch;
+                    let ProjectionScratch { volume_gradient, multipliers, contacts, features, bodies, .. } =
+                        &mut *scratch;
                     // the air's compliance and the user's act in series (while the solver switches, the
                     // paper's k = 1 still makes the rest of the correction)
                     let (user, share) = settings.xpbd.map_or((0.0, 1.0), |xpbd| (xpbd.alpha[2], xpbd.share));

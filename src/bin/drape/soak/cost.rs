@@ -1,5 +1,6 @@
 //! The cost invariant's model: what a fixed step may cost, from `drape bench`'s linear model of particles ×
-//! iterations × substeps plus the self-collision search's bounded work, both fitted on this machine before a soak.
+//! iterations × substeps (times the conjugate gradients' bound for a stretch system solved together) plus the
+//! self-collision search's bounded work, both fitted on this machine before a soak.
 
 use std::time::Instant;
 
@@ -9,6 +10,8 @@ use serde::Serialize;
 
 use drape::headless::headless_app;
 use drape::scene::desc::SceneDesc;
+use drape::sim::constraints::global;
+use drape::sim::params::Solver;
 use drape::sim::selfcollide::{SelfContactSearch, find_self_contacts};
 
 /// Milliseconds per fixed step predicted from particles × iterations × substeps, fitted like `drape bench`'s
@@ -60,7 +63,12 @@ impl CostModel {
 
     /// The most a step of `desc`, with `particles` particles, may cost.
     pub fn allowed_ms(&self, desc: &SceneDesc, particles: usize) -> f64 {
-        let linear = self.intercept_ms + self.ms_per_million * work_per_step(desc, particles);
+        // a system solved together costs at most one sweep's work per conjugate-gradient iteration
+        let xpbd = desc.params.solver == Solver::Xpbd || desc.cloths.iter().any(|c| c.solver == Some(Solver::Xpbd));
+        let systems = usize::from(desc.params.global_stretch) + usize::from(desc.params.global_bending);
+        let global = if xpbd { systems * (1 + global::MAX_ITERATIONS) } else { 0 };
+        let work = work_per_step(desc, particles) * (1 + global) as f64;
+        let linear = self.intercept_ms + self.ms_per_million * work;
         // self-collision searches once per step; cloth against cloth, all cloths together, once per substep
         let self_searches = f64::from(u8::from(desc.params.self_collision));
         let cloth_searches = if desc.params.cloth_collision && desc.cloths.len() > 1 {

@@ -67,7 +67,7 @@ pub fn scene(seed: u64) -> SceneDesc {
 }
 
 /// The options added after the soak's first figures (tethers, XPBD, cloth collision, tether slack, collider
-/// edges), drawn from a generator of their own, each after the ones before, so that every seed still draws the
+/// edges, the stretch solved together), drawn from a generator of their own, each after the ones before, so that every seed still draws the
 /// scenes it drew before, with these on top.
 fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     let rng = &mut SmallRng::seed_from_u64(seed ^ 0x7e7e_7e7e_7e7e_7e7e);
@@ -89,7 +89,13 @@ fn draw_later_options(seed: u64, desc: &mut SceneDesc) {
     }
     desc.params.tether_slack = if rng.random_bool(0.5) { 0.0 } else { knob_value(rng, &knobs::TETHER_SLACK) };
     desc.params.collider_edges = rng.random_bool(0.5);
+    desc.params.global_stretch = rng.random_bool(SOLVED_TOGETHER);
+    desc.params.global_bending = rng.random_bool(SOLVED_TOGETHER);
 }
+
+/// Share of the scenes whose XPBD cloths solve their stretch, and independently their bending, together: a
+/// tenth, as each such step costs tens of sweeps' work.
+const SOLVED_TOGETHER: f64 = 0.1;
 
 /// Share of the scenes made closed ([`close`]), so that the energy invariant has scenes to hold.
 const CLOSED: f64 = 0.35;

@@ -80,6 +80,9 @@ fn wild_params(rng: &mut SmallRng, tears: bool) -> SimParams {
         cloth_collision: substeps % 2 == 1,
         // likewise without a draw: on where the iterations are odd
         collider_edges: iterations % 2 == 1,
+        // likewise: where the iterations are a multiple of four, and of three
+        global_stretch: iterations % 4 == 0,
+        global_bending: iterations % 3 == 0,
         untangle: rng.random_bool(0.5),
         pressure: wild(rng, &knobs::PRESSURE),
         parallel: rng.random_bool(0.5),

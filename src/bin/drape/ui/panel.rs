@@ -228,6 +228,16 @@ fn solver(ui: &mut egui::Ui, p: &mut SimParams) {
             ui.radio_value(&mut p.solver, Solver::Pbd, "PBD");
             ui.radio_value(&mut p.solver, Solver::Xpbd, "XPBD");
         });
+        ui.checkbox(&mut p.global_stretch, "XPBD stretch solved together").on_hover_text(
+            "XPBD cloths only. Each iteration solves every stretch constraint at once (a Gauss–Newton step by \
+             conjugate gradients) instead of sweeping them one by one, so stiff edges stretch as their compliance \
+             says at any iteration and substep count (`drape fidelity`'s xpbd_independence). Tens of sweeps' work \
+             per iteration, on one thread: for stiff cloths of a few thousand vertices.",
+        );
+        ui.checkbox(&mut p.global_bending, "XPBD bending solved together").on_hover_text(
+            "XPBD cloths only, the same for the bending constraints (not where soft cloth's hinges yield or leave \
+             their folds): stiff bending reaches its compliance's fold at any iteration and substep count.",
+        );
         let threads = drape::sim::parallel::solver_threads(true);
         ui.checkbox(&mut p.parallel, format!("parallel projection ({threads} threads)")).on_hover_text(
             "Project each colour of constraints (a set touching disjoint particles) on all threads of Bevy's \
