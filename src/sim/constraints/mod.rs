@@ -285,13 +285,7 @@ impl PackedWork for (&Projector<'_>, &Chunk) {
                         if range.start == 0
                             && let Ok(mut scratch) = projector.scratch.lock()
                         {
-                            solve_together(
-                                &mut view,
-                                multipliers,
-                                cloth,
-                                (xpbd, model.0, bending),
-                                scratch.global,
-                            );
+                            solve_together(&mut view, multipliers, cloth, (xpbd, model.0, bending), scratch.global);
                         }
                     }
                     Some(XpbdSettings { alpha, share, hinge_yield, .. }) => {
