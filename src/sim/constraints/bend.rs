@@ -133,7 +133,7 @@ pub(crate) fn fold_stiffnesses(
 /// digits near the flat state, d ≈ −1): for rest angles.
 pub(crate) fn dihedral_angle(corners: [Vec3; 4]) -> Option<f32> {
     let hinge = Hinge4::new(corners.map(Vec3x4::splat));
-    (!hinge.degenerate().test(0)).then(|| (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x))
+    (!hinge.degenerate().test(0)).then(|| hinge.exact_angle())
 }
 
 /// The dihedral constraint of `[p1, p2, p3, p4]` as a row of a system solved together
@@ -145,9 +145,8 @@ pub(crate) fn signed_dihedral(corners: [Vec3; 4], rest_angle: f32) -> Option<(f3
     if hinge.degenerate().test(0) {
         return None;
     }
-    let angle = (hinge.triple.x.abs() * hinge.ee.x.sqrt()).atan2(hinge.n1.dot(hinge.n2).x);
     let sign = -1.0f32.copysign(hinge.triple.x);
-    Some((sign * (angle - rest_angle), hinge.angle_gradients().map(|g| g.lane(0) * sign)))
+    Some((sign * (hinge.exact_angle() - rest_angle), hinge.angle_gradients().map(|g| g.lane(0) * sign)))
 }
 
 /// Four hinges side by side ([`crate::sim::lanes`]), with the products the projection needs, p1 shifted to the
@@ -181,6 +180,11 @@ impl Hinge4 {
     #[inline(always)]
     fn nearly_flat(&self) -> BVec4A {
         (self.triple * self.triple * self.ee).cmplt(Vec4::splat(PARALLEL) * self.s1 * self.s2)
+    }
+
+    /// The first lane's φ as atan2(|n1 × n2|, n1·n2), exact to rounding at every angle.
+    fn exact_angle(&self) -> f32 {
+        (self.triple.x.abs() * self.ee.x.sqrt()).atan2(self.n1.dot(self.n2).x)
     }
 
     /// Lanes with a degenerate triangle (no normal): the sine of its corner at p1 is below [`DEGENERATE_SINE`].

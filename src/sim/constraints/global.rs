@@ -63,6 +63,13 @@ struct Row<const K: usize> {
     free: f32,
 }
 
+impl<const K: usize> Row<K> {
+    /// How far moving every particle by W `spread` moves this row's C: its row of J W times `spread`.
+    fn moved(&self, spread: &[Vec3], w: &[f32]) -> f32 {
+        (self.particles.iter().zip(&self.gradients)).map(|(&i, g)| g.dot(spread[i as usize] * w[i as usize])).sum()
+    }
+}
+
 impl<const K: usize> ConstraintSystem<K> {
     /// Empties the system for a cloth of `particles` particles.
     pub fn clear(&mut self, particles: usize) {
@@ -117,16 +124,7 @@ impl<const K: usize> ConstraintSystem<K> {
         self.conjugate_gradients(w);
         self.spread_of(Vector::Step);
         // damped where the linearisation reaches far: no constraint's C moves by more than `most`
-        let farthest = (self.rows.iter())
-            .map(|row| {
-                row.particles
-                    .iter()
-                    .zip(&row.gradients)
-                    .map(|(&i, g)| g.dot(self.spread[i as usize] * w[i as usize]))
-                    .sum::<f32>()
-                    .abs()
-            })
-            .fold(0.0, f32::max);
+        let farthest = self.rows.iter().map(|row| row.moved(&self.spread, w).abs()).fold(0.0, f32::max);
         let scale = if farthest > most { most / farthest } else { 1.0 };
         for (lambda, step) in lambda.iter_mut().zip(&self.step) {
             *lambda += step * scale;
@@ -181,10 +179,7 @@ impl<const K: usize> ConstraintSystem<K> {
     fn apply(&mut self, w: &[f32]) {
         self.spread_of(Vector::Direction);
         for ((product, row), d) in self.product.iter_mut().zip(&self.rows).zip(&self.direction) {
-            let moved: f32 = (row.particles.iter().zip(&row.gradients))
-                .map(|(&i, g)| g.dot(self.spread[i as usize] * w[i as usize]))
-                .sum();
-            *product = moved + row.free * d;
+            *product = row.moved(&self.spread, w) + row.free * d;
         }
     }
 
@@ -216,7 +211,8 @@ pub fn solve_distances(
     system.clear(p.len().min(w.len()));
     for (([i, j], &rest), &lambda) in pairs.zip(rest).zip(lambda.iter()) {
         let (a, b) = (p.get(i as usize).copied(), p.get(j as usize).copied());
-        let (d, length) = a.zip(b).map_or((Vec3::ZERO, 0.0), |(a, b)| (a - b, (a - b).length()));
+        let d = a.zip(b).map_or(Vec3::ZERO, |(a, b)| a - b);
+        let length = d.length();
         let n = if length > f32::EPSILON { d / length } else { Vec3::ZERO };
         system.push([i, j], [n, -n], (length - rest, lambda), w, alpha_tilde);
     }
