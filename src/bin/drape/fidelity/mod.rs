@@ -189,18 +189,7 @@ pub fn grid_scene(
 /// The solver settings of a scorecard scene: `solver` with `iterations` × `substeps` at 60 Hz, §3.5 damping
 /// `damping`, gravity `gravity`, no air.
 pub fn params(solver: Solver, (iterations, substeps): (u32, u32), damping: f32, gravity: Vec3) -> SimParams {
-    SimParams {
-        solver,
-        iterations,
-        substeps,
-        rate_hz: 60.0,
-        gravity,
-        damping,
-        air_drag: 0.0,
-        global_bending: std::env::var("GB").is_ok(),
-        global_stretch: std::env::var("GS").is_ok(),
-        ..SimParams::default()
-    }
+    SimParams { solver, iterations, substeps, rate_hz: 60.0, gravity, damping, air_drag: 0.0, ..SimParams::default() }
 }
 
 #[cfg(test)]
